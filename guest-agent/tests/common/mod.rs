@@ -1,0 +1,174 @@
+//! Test harness: a real headless desktop per test binary and a real
+//! `deskenv-agent` process serving it.
+//!
+//! Desktop tests run only when `DESKENV_TEST_DESKTOP=1` (scripts/test.sh sets
+//! it after installing Xvfb, openbox and the GTK applications); without it
+//! they print why they were skipped, so a plain `cargo test` stays quick.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// One desktop (Xvfb + D-Bus + AT-SPI bus + openbox), stopped on drop.
+pub struct Desktop {
+    pub display: String,
+    pub env: Vec<(String, String)>,
+    children: Mutex<Vec<Child>>,
+}
+
+impl Desktop {
+    /// Starts a desktop on a free display, or returns None (with a message)
+    /// when desktop tests are switched off.
+    pub fn start() -> Option<Desktop> {
+        if std::env::var("DESKENV_TEST_DESKTOP").as_deref() != Ok("1") {
+            eprintln!("skipped: set DESKENV_TEST_DESKTOP=1 (scripts/test.sh does) to run desktop tests");
+            return None;
+        }
+        let script = repo_root().join("scripts/desktop.sh");
+        let base = 100 + (std::process::id() % 50) * 2;
+        for n in (base..base + 40).chain(100..200) {
+            let display = format!(":{n}");
+            if Path::new(&format!("/tmp/.X{n}-lock")).exists() {
+                continue;
+            }
+            let out = Command::new("bash").arg(&script).arg("start").arg(&display).output().unwrap();
+            if !out.status.success() {
+                eprintln!("desktop.sh start {display} failed: {}", String::from_utf8_lossy(&out.stderr));
+                continue;
+            }
+            let env_file = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            let env = parse_env_file(Path::new(&env_file));
+            return Some(Desktop {
+                display,
+                env,
+                children: Mutex::new(Vec::new()),
+            });
+        }
+        panic!("no free X display for the test desktop");
+    }
+
+    pub fn command(&self, program: &str) -> Command {
+        let mut c = Command::new(program);
+        c.envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        c.stdin(Stdio::null());
+        c
+    }
+
+    /// Starts a program on this desktop; it is killed with the desktop.
+    pub fn spawn(&self, argv: &[&str]) -> u32 {
+        let mut c = self.command(argv[0]);
+        c.args(&argv[1..]).stdout(Stdio::null()).stderr(Stdio::null());
+        let child = c.spawn().unwrap_or_else(|e| panic!("spawn {argv:?}: {e}"));
+        let pid = child.id();
+        self.children.lock().unwrap().push(child);
+        pid
+    }
+
+    /// Runs a program on this desktop and returns its stdout.
+    pub fn run(&self, argv: &[&str]) -> String {
+        let out = self
+            .command(argv[0])
+            .args(&argv[1..])
+            .output()
+            .unwrap_or_else(|e| panic!("run {argv:?}: {e}"));
+        assert!(out.status.success(), "{argv:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits until `xdotool search` finds a visible window by name; returns its id.
+    pub fn wait_window(&self, name: &str, timeout: Duration) -> u32 {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let out = self
+                .command("xdotool")
+                .args(["search", "--onlyvisible", "--name", name])
+                .output()
+                .unwrap();
+            if let Some(line) = String::from_utf8_lossy(&out.stdout).lines().next() {
+                if let Ok(id) = line.trim().parse() {
+                    return id;
+                }
+            }
+            assert!(Instant::now() < deadline, "window {name:?} did not appear within {timeout:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Desktop {
+    fn drop(&mut self) {
+        for mut c in self.children.lock().unwrap().drain(..) {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = Command::new("bash")
+            .arg(repo_root().join("scripts/desktop.sh"))
+            .arg("stop")
+            .arg(&self.display)
+            .output();
+    }
+}
+
+fn parse_env_file(path: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter_map(|l| l.strip_prefix("export "))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.trim_matches('\'').to_string()))
+        .collect()
+}
+
+/// A running `deskenv-agent` on a desktop, killed on drop.
+pub struct Agent {
+    child: Child,
+    pub base: String,
+}
+
+impl Agent {
+    pub fn start(desktop: &Desktop, extra: &[&str]) -> Agent {
+        let mut c = desktop.command(env!("CARGO_BIN_EXE_deskenv-agent"));
+        c.args(["--listen", "127.0.0.1:0", "--display", &desktop.display])
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let mut child = c.spawn().expect("spawn deskenv-agent");
+        let stdout = child.stdout.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).unwrap();
+        // The agent's first stdout line is "listening on ADDR".
+        let addr = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line from deskenv-agent: {line:?}"))
+            .to_string();
+        Agent {
+            child,
+            base: format!("http://{addr}"),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Serializes tests that move the pointer or type on a shared desktop.
+pub fn input_lock() -> MutexGuard<'static, ()> {
+    static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
+    LOCK.get_or_init(|| Mutex::new(())).lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -1,0 +1,455 @@
+//! Request and response bodies of the guest agent's native `/v1` API.
+//!
+//! The same structs serve the HTTP body, the controller's client and the
+//! OpenAPI file (`guest-agent/openapi.yaml`). Requests reject unknown fields
+//! so a misspelt option is an error, not a silent default.
+
+use crate::a11y::A11yNode;
+use crate::action::Action;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Every error body: a stable machine-readable `code` and a message that
+/// names what failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub code: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Size {
+    pub width: u32,
+    pub height: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rect {
+    pub x: i32,
+    pub y: i32,
+    pub width: i32,
+    pub height: i32,
+}
+
+/// `GET /v1/health`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Health {
+    pub version: String,
+    pub display: String,
+    pub screen: Size,
+    /// Whether the AT-SPI registry answered within the probe's timeout.
+    pub atspi: bool,
+    /// Why AT-SPI is down, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atspi_error: Option<String>,
+    pub python_fallback: bool,
+    pub uptime_ms: u64,
+}
+
+/// Image encodings for screenshots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ImageFormat {
+    #[default]
+    Png,
+    Jpeg,
+}
+
+impl ImageFormat {
+    pub fn mime(self) -> &'static str {
+        match self {
+            ImageFormat::Png => "image/png",
+            ImageFormat::Jpeg => "image/jpeg",
+        }
+    }
+}
+
+/// Accessibility tree output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum A11yFormat {
+    /// OSWorld's XML, byte-compatible with its `/accessibility` route.
+    #[default]
+    #[serde(rename = "osworld-xml")]
+    OsworldXml,
+    #[serde(rename = "json")]
+    Json,
+    /// OSWorld's linearized TSV table after its node filter.
+    #[serde(rename = "linear")]
+    Linear,
+}
+
+/// Query of `GET /v1/a11y`, also the `a11y` part of an observe request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct A11yQuery {
+    #[serde(default)]
+    pub format: A11yFormat,
+    /// Stop after this many nodes (default 20000).
+    #[serde(default)]
+    pub max_nodes: Option<usize>,
+    /// Stop walking after this long and return what was walked (default 10000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Only the applications whose name contains this (case-insensitive).
+    #[serde(default)]
+    pub app: Option<String>,
+}
+
+/// An accessibility tree, as one of the three formats.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct A11yTree {
+    pub format: A11yFormat,
+    /// Nodes walked (before the linear filter).
+    pub nodes: usize,
+    /// Applications on the bus that were walked.
+    pub applications: usize,
+    /// True when a cap or the timeout cut the walk; `reason` says which.
+    pub truncated: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub elapsed_ms: f64,
+    /// The XML or the TSV table, for `osworld-xml` and `linear`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The tree, for `json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<A11yNode>,
+}
+
+/// `POST /v1/observe`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObserveRequest {
+    #[serde(default = "yes")]
+    pub screenshot: bool,
+    #[serde(default)]
+    pub image_format: ImageFormat,
+    /// JPEG quality 1–100 (default 80).
+    #[serde(default)]
+    pub quality: Option<u8>,
+    /// Include the accessibility tree, in this form.
+    #[serde(default)]
+    pub a11y: Option<A11yQuery>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Milliseconds spent in each part of a request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Timings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encode_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a11y_ms: Option<f64>,
+    pub total_ms: f64,
+}
+
+/// Reply of `POST /v1/observe`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    /// The frame size; coordinates in actions are pixels of this frame.
+    pub screen: Size,
+    pub cursor: (i32, i32),
+    /// Base64 of the encoded image.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_format: Option<ImageFormat>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a11y: Option<A11yTree>,
+    pub timings: Timings,
+}
+
+/// Wait after actions until the screen is quiet.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settle {
+    /// The screen must stay unchanged this long (default 300).
+    #[serde(default = "default_quiet")]
+    pub quiet_ms: u64,
+    /// Give up waiting after this long (default 3000).
+    #[serde(default = "default_max")]
+    pub max_ms: u64,
+    /// Pixels that may change between frames and still count as quiet
+    /// (a blinking caret or a spinner; default 2000).
+    #[serde(default = "default_threshold")]
+    pub threshold_px: u64,
+}
+
+fn default_quiet() -> u64 {
+    300
+}
+fn default_max() -> u64 {
+    3000
+}
+fn default_threshold() -> u64 {
+    2000
+}
+
+impl Default for Settle {
+    fn default() -> Self {
+        Settle {
+            quiet_ms: default_quiet(),
+            max_ms: default_max(),
+            threshold_px: default_threshold(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SettleOutcome {
+    /// The screen stayed unchanged for `quiet_ms`.
+    Quiet,
+    /// `max_ms` passed first.
+    Timeout,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SettleReport {
+    pub outcome: SettleOutcome,
+    pub waited_ms: f64,
+    pub frames: u32,
+}
+
+/// `POST /v1/actions`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActionsRequest {
+    pub actions: Vec<Action>,
+    #[serde(default)]
+    pub settle: Option<Settle>,
+}
+
+/// Reply of `POST /v1/actions` and `POST /v1/pyautogui`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActionsResponse {
+    /// How the actions ran: `native` (XTest in this process) or `python`
+    /// (the code was handed to python3 because it is outside the subset).
+    pub mode: String,
+    /// The actions, as parsed (empty in `python` mode).
+    pub actions: Vec<Action>,
+    pub executed: usize,
+    /// `DONE` or `FAIL` when the list held one; execution stops there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal: Option<String>,
+    pub elapsed_ms: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle: Option<SettleReport>,
+    /// In `python` mode, what the interpreter printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<ExecResponse>,
+}
+
+/// `POST /v1/pyautogui`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PyautoguiRequest {
+    pub code: String,
+    #[serde(default)]
+    pub settle: Option<Settle>,
+}
+
+/// A command: an argv list, or a string run by `/bin/sh -c`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Command {
+    Argv(Vec<String>),
+    Shell(String),
+}
+
+/// `POST /v1/exec`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecRequest {
+    pub command: Command,
+    /// Kill the process after this long (default 120000, the most 3600000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Bytes for the process's standard input.
+    #[serde(default)]
+    pub stdin: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecResponse {
+    pub stdout: String,
+    pub stderr: String,
+    /// None when a signal ended the process (see `signal`).
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub duration_ms: f64,
+}
+
+/// `POST /v1/launch`: start a process detached from the agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchRequest {
+    pub command: Command,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchResponse {
+    pub pid: u32,
+}
+
+/// `POST /v1/open`: open a file with its default application (xdg-open) or
+/// start a program, then wait for its window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenRequest {
+    pub path: String,
+    /// The window title to wait for (default: the file name, with or without
+    /// its extension).
+    #[serde(default)]
+    pub window: Option<String>,
+    /// Wait this long for the window (default 30000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenResponse {
+    pub window: WindowInfo,
+    pub waited_ms: f64,
+}
+
+/// A top-level window managed by the window manager.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WindowInfo {
+    /// The X11 window id.
+    pub id: u32,
+    pub title: String,
+    /// WM_CLASS instance and class.
+    pub instance: String,
+    pub class: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// Frame geometry on the screen (client area, without decorations).
+    pub rect: Rect,
+    pub active: bool,
+}
+
+/// Which windows `activate` and `close` act on, as OSWorld's
+/// `{window_name, strict, by_class}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WindowMatch {
+    /// A title substring (case-insensitive), or the exact title when `exact`.
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub exact: bool,
+    /// A WM_CLASS instance or class (case-insensitive).
+    #[serde(default)]
+    pub class: Option<String>,
+    /// Wait up to this long for a matching window (default 0: no wait).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WindowsResponse {
+    pub windows: Vec<WindowInfo>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileKind {
+    File,
+    Dir,
+    Symlink,
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileEntry {
+    pub name: String,
+    pub kind: FileKind,
+    pub size: u64,
+    /// Seconds since the Unix epoch.
+    pub modified: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileList {
+    pub path: String,
+    pub entries: Vec<FileEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileWritten {
+    pub path: String,
+    pub bytes: u64,
+}
+
+/// `POST /v1/recording/start`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RecordingStart {
+    /// Where the mp4 goes (default /tmp/deskenv-recording.mp4).
+    #[serde(default)]
+    pub path: Option<String>,
+    #[serde(default)]
+    pub fps: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordingStatus {
+    pub path: String,
+    pub recording: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
+}
+
+/// `POST /v1/watch`: start recording file accesses under these folders.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatchRequest {
+    pub paths: Vec<String>,
+    #[serde(default = "yes")]
+    pub recursive: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WatchStarted {
+    /// Folders now watched (subfolders included).
+    pub folders: usize,
+}
+
+/// One file that was opened or read since the watch started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileAccess {
+    pub path: String,
+    pub opened: u32,
+    pub read: u32,
+    pub written: u32,
+    /// Milliseconds after the watch started, of the first access.
+    pub first_ms: f64,
+}
+
+/// `GET /v1/watch`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WatchReport {
+    pub active: bool,
+    pub folders: Vec<String>,
+    pub files: Vec<FileAccess>,
+    /// True when the kernel queue overflowed and accesses may be missing.
+    pub overflowed: bool,
+}

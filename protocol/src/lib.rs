@@ -1,0 +1,18 @@
+//! Wire and file types shared by every deskenv process.
+//!
+//! Serde only, no I/O: what crosses a process or a file boundary lives here
+//! so the guest agent, the controller and the evaluators agree on it.
+//!
+//! # Layout
+//! - [`action`]: OSWorld's `computer_13` actions ([`Action`]), strict JSON parsing.
+//! - [`pyautogui`]: the pure parser from agents' pyautogui code to actions.
+//! - [`a11y`]: the accessibility tree ([`A11yNode`]), OSWorld's XML and linear table.
+//! - [`api`]: request and response bodies of the guest agent's `/v1` API.
+
+pub mod a11y;
+pub mod action;
+pub mod api;
+pub mod pyautogui;
+
+pub use a11y::A11yNode;
+pub use action::{Action, ActionError, Button};
