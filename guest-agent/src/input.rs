@@ -1,1 +1,538 @@
-//! TODO
+//! Native input: one persistent XTest injector (enigo's x11rb backend) that
+//! runs [`protocol::Action`]s, instead of a new Python process per action.
+//!
+//! The injector lives on its own thread (enigo's connection is not shared);
+//! [`Injector::run`] sends it a batch and waits for the outcome. A batch is
+//! validated whole before anything runs: an unknown key or a point off the
+//! screen fails the request with nothing half-done.
+
+use enigo::{Axis, Coordinate, Direction, Enigo, Keyboard, Mouse, Settings};
+use protocol::{Action, Button};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("cannot open the XTest injector on display {display:?}: {message}")]
+    Connect { display: String, message: String },
+    #[error("action {index} ({action}): point ({x}, {y}) is off the {width}x{height} screen")]
+    OffScreen {
+        index: usize,
+        action: &'static str,
+        x: f64,
+        y: f64,
+        width: u32,
+        height: u32,
+    },
+    #[error("action {index} ({action}): unknown key {key:?}; expected a pyautogui key name (enter, ctrl, shift, alt, tab, f1, pageup, a, …)")]
+    UnknownKey {
+        index: usize,
+        action: &'static str,
+        key: String,
+    },
+    #[error("action {index} ({action}): {message}")]
+    Invalid {
+        index: usize,
+        action: &'static str,
+        message: String,
+    },
+    #[error("action {index} ({action}) failed in XTest: {message}")]
+    Inject {
+        index: usize,
+        action: &'static str,
+        message: String,
+    },
+    #[error("the input thread is gone")]
+    ThreadGone,
+}
+
+/// What a batch did.
+#[derive(Debug, Clone)]
+pub struct BatchOutcome {
+    pub executed: usize,
+    /// "DONE" or "FAIL" when the batch stopped at one.
+    pub terminal: Option<String>,
+    pub elapsed: Duration,
+}
+
+type Job = (Vec<Action>, mpsc::Sender<Result<BatchOutcome, InputError>>);
+
+/// Handle to the injector thread; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Injector {
+    tx: mpsc::Sender<Job>,
+    screen: (u32, u32),
+}
+
+/// Seconds a WAIT without a duration pauses.
+pub const DEFAULT_WAIT_S: f64 = 1.0;
+/// Longest pause one WAIT, sleep or interval may ask for.
+pub const MAX_WAIT_S: f64 = 60.0;
+
+impl Injector {
+    /// Starts the injector thread on `display`. `delay_ms` is enigo's XTest
+    /// delay per event (its default of 12 ms makes a click take ~25 ms).
+    pub fn start(display: &str, screen: (u32, u32), delay_ms: u32) -> Result<Injector, InputError> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let settings = Settings {
+            linux_delay: delay_ms,
+            x11_display: Some(display.to_string()),
+            release_keys_when_dropped: true,
+            ..Settings::default()
+        };
+        let name = display.to_string();
+        std::thread::Builder::new()
+            .name("xtest-injector".into())
+            .spawn(move || {
+                let mut enigo = match Enigo::new(&settings) {
+                    Ok(e) => {
+                        let _ = ready_tx.send(Ok(()));
+                        e
+                    }
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e.to_string()));
+                        return;
+                    }
+                };
+                for (actions, reply) in rx {
+                    let _ = reply.send(run_batch(&mut enigo, &actions));
+                }
+            })
+            .map_err(|e| InputError::Connect {
+                display: name.clone(),
+                message: e.to_string(),
+            })?;
+        match ready_rx.recv() {
+            Ok(Ok(())) => Ok(Injector { tx, screen }),
+            Ok(Err(message)) => Err(InputError::Connect {
+                display: name,
+                message,
+            }),
+            Err(_) => Err(InputError::ThreadGone),
+        }
+    }
+
+    pub fn screen(&self) -> (u32, u32) {
+        self.screen
+    }
+
+    /// Validates then runs `actions` in order; blocks the caller (use
+    /// `spawn_blocking` from async code).
+    pub fn run(&self, actions: Vec<Action>) -> Result<BatchOutcome, InputError> {
+        validate(&actions, self.screen)?;
+        let (tx, rx) = mpsc::channel();
+        self.tx.send((actions, tx)).map_err(|_| InputError::ThreadGone)?;
+        rx.recv().map_err(|_| InputError::ThreadGone)?
+    }
+}
+
+/// Checks every action of a batch without touching the screen.
+pub fn validate(actions: &[Action], (width, height): (u32, u32)) -> Result<(), InputError> {
+    for (index, a) in actions.iter().enumerate() {
+        let action = a.action_type();
+        if let Some((x, y)) = a.point() {
+            if !(x >= 0.0 && y >= 0.0 && x < f64::from(width) && y < f64::from(height)) {
+                return Err(InputError::OffScreen {
+                    index,
+                    action,
+                    x,
+                    y,
+                    width,
+                    height,
+                });
+            }
+        }
+        // Half-given coordinates would silently click where the pointer is.
+        if let Action::Click { x, y, .. }
+        | Action::RightClick { x, y }
+        | Action::DoubleClick { x, y }
+        | Action::Scroll { x, y, .. } = a
+        {
+            if x.is_some() != y.is_some() {
+                return Err(InputError::Invalid {
+                    index,
+                    action,
+                    message: "give both x and y, or neither".into(),
+                });
+            }
+        }
+        let keys: Vec<&str> = match a {
+            Action::Press { key, .. } | Action::KeyDown { key } | Action::KeyUp { key } => {
+                vec![key.as_str()]
+            }
+            Action::Hotkey { keys } => keys.iter().map(String::as_str).collect(),
+            _ => vec![],
+        };
+        for key in keys {
+            if key_of(key).is_none() {
+                return Err(InputError::UnknownKey {
+                    index,
+                    action,
+                    key: key.to_string(),
+                });
+            }
+        }
+        let secs = match a {
+            Action::Wait { seconds } => *seconds,
+            Action::Typing { interval, .. } | Action::Press { interval, .. } => *interval,
+            _ => None,
+        };
+        if let Some(s) = secs {
+            if !(0.0..=MAX_WAIT_S).contains(&s) {
+                return Err(InputError::Invalid {
+                    index,
+                    action,
+                    message: format!("duration {s} s is outside 0..={MAX_WAIT_S} s"),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn run_batch(enigo: &mut Enigo, actions: &[Action]) -> Result<BatchOutcome, InputError> {
+    let t = Instant::now();
+    for (index, a) in actions.iter().enumerate() {
+        if a.is_terminal() {
+            return Ok(BatchOutcome {
+                executed: index,
+                terminal: Some(a.action_type().to_string()),
+                elapsed: t.elapsed(),
+            });
+        }
+        run_one(enigo, a).map_err(|e| InputError::Inject {
+            index,
+            action: a.action_type(),
+            message: e.to_string(),
+        })?;
+    }
+    Ok(BatchOutcome {
+        executed: actions.len(),
+        terminal: None,
+        elapsed: t.elapsed(),
+    })
+}
+
+fn button(b: Button) -> enigo::Button {
+    match b {
+        Button::Left => enigo::Button::Left,
+        Button::Middle => enigo::Button::Middle,
+        Button::Right => enigo::Button::Right,
+    }
+}
+
+fn move_to(enigo: &mut Enigo, x: f64, y: f64) -> enigo::InputResult<()> {
+    enigo.move_mouse(x.round() as i32, y.round() as i32, Coordinate::Abs)
+}
+
+fn click(enigo: &mut Enigo, b: Button, x: Option<f64>, y: Option<f64>, n: u32) -> enigo::InputResult<()> {
+    if let (Some(x), Some(y)) = (x, y) {
+        move_to(enigo, x, y)?;
+    }
+    for _ in 0..n {
+        enigo.button(button(b), Direction::Click)?;
+    }
+    Ok(())
+}
+
+fn sleep_s(s: Option<f64>) {
+    if let Some(s) = s {
+        if s > 0.0 {
+            std::thread::sleep(Duration::from_secs_f64(s.min(MAX_WAIT_S)));
+        }
+    }
+}
+
+fn key(enigo: &mut Enigo, name: &str, dir: Direction) -> enigo::InputResult<()> {
+    // validate() checked every name before the batch started.
+    match key_of(name) {
+        Some(k) => enigo.key(k, dir),
+        None => Err(enigo::InputError::InvalidInput("unknown key")),
+    }
+}
+
+fn run_one(enigo: &mut Enigo, a: &Action) -> enigo::InputResult<()> {
+    match a {
+        Action::MoveTo { x, y } => move_to(enigo, *x, *y),
+        Action::Click {
+            button,
+            x,
+            y,
+            num_clicks,
+        } => click(enigo, *button, *x, *y, *num_clicks),
+        Action::RightClick { x, y } => click(enigo, Button::Right, *x, *y, 1),
+        Action::DoubleClick { x, y } => click(enigo, Button::Left, *x, *y, 2),
+        Action::MouseDown { button: b } => enigo.button(button(*b), Direction::Press),
+        Action::MouseUp { button: b } => enigo.button(button(*b), Direction::Release),
+        Action::DragTo { x, y, button: b } => {
+            let (sx, sy) = enigo.location()?;
+            enigo.button(button(*b), Direction::Press)?;
+            // Intermediate motion events: toolkits start a drag only after the
+            // pointer has moved a few pixels with the button held.
+            const STEPS: i32 = 8;
+            for i in 1..=STEPS {
+                let px = f64::from(sx) + (x - f64::from(sx)) * f64::from(i) / f64::from(STEPS);
+                let py = f64::from(sy) + (y - f64::from(sy)) * f64::from(i) / f64::from(STEPS);
+                move_to(enigo, px, py)?;
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            enigo.button(button(*b), Direction::Release)
+        }
+        Action::Scroll { dx, dy, x, y } => {
+            if let (Some(x), Some(y)) = (x, y) {
+                move_to(enigo, *x, *y)?;
+            }
+            // pyautogui: dy > 0 scrolls up; enigo: positive scrolls down.
+            if *dy != 0 {
+                enigo.scroll(-dy, Axis::Vertical)?;
+            }
+            if *dx != 0 {
+                enigo.scroll(*dx, Axis::Horizontal)?;
+            }
+            Ok(())
+        }
+        Action::Typing { text, interval } => match interval {
+            Some(i) if *i > 0.0 => {
+                let mut buf = [0u8; 4];
+                for (n, c) in text.chars().enumerate() {
+                    if n > 0 {
+                        sleep_s(Some(*i));
+                    }
+                    type_text(enigo, c.encode_utf8(&mut buf))?;
+                }
+                Ok(())
+            }
+            _ => type_text(enigo, text),
+        },
+        Action::Press {
+            key: k,
+            presses,
+            interval,
+        } => {
+            for n in 0..*presses {
+                if n > 0 {
+                    sleep_s(*interval);
+                }
+                key(enigo, k, Direction::Click)?;
+            }
+            Ok(())
+        }
+        Action::Hotkey { keys } => {
+            for k in keys {
+                key(enigo, k, Direction::Press)?;
+            }
+            for k in keys.iter().rev() {
+                key(enigo, k, Direction::Release)?;
+            }
+            Ok(())
+        }
+        Action::KeyDown { key: k } => key(enigo, k, Direction::Press),
+        Action::KeyUp { key: k } => key(enigo, k, Direction::Release),
+        Action::Wait { seconds } => {
+            sleep_s(Some(seconds.unwrap_or(DEFAULT_WAIT_S)));
+            Ok(())
+        }
+        Action::Done | Action::Fail => Ok(()),
+    }
+}
+
+/// Types text; newlines and tabs as Return and Tab key presses, which every
+/// toolkit understands, rather than as remapped characters.
+fn type_text(enigo: &mut Enigo, text: &str) -> enigo::InputResult<()> {
+    let mut run = String::new();
+    for c in text.chars() {
+        let special = match c {
+            '\n' | '\r' => Some(enigo::Key::Other(0xff0d)),
+            '\t' => Some(enigo::Key::Other(0xff09)),
+            _ => None,
+        };
+        match special {
+            Some(k) => {
+                if !run.is_empty() {
+                    enigo.text(&run)?;
+                    run.clear();
+                }
+                enigo.key(k, Direction::Click)?;
+            }
+            None => run.push(c),
+        }
+    }
+    if !run.is_empty() {
+        enigo.text(&run)?;
+    }
+    Ok(())
+}
+
+/// Maps a pyautogui key name (case-insensitive) to an enigo key: named keys
+/// to X keysyms, single characters to themselves.
+pub fn key_of(name: &str) -> Option<enigo::Key> {
+    let mut chars = name.chars();
+    if let (Some(c), None) = (chars.next(), chars.next()) {
+        return Some(match c {
+            '\n' | '\r' => enigo::Key::Other(0xff0d),
+            '\t' => enigo::Key::Other(0xff09),
+            ' ' => enigo::Key::Other(0x20),
+            // Letters as lowercase keysyms: "ctrl"+"A" means the A key.
+            c if c.is_ascii_uppercase() => enigo::Key::Unicode(c.to_ascii_lowercase()),
+            c => enigo::Key::Unicode(c),
+        });
+    }
+    keysym(&name.to_ascii_lowercase()).map(enigo::Key::Other)
+}
+
+/// X keysyms of pyautogui's named keys (its KEYBOARD_KEYS list).
+fn keysym(name: &str) -> Option<u32> {
+    let sym = match name {
+        "enter" | "return" => 0xff0d,
+        "tab" => 0xff09,
+        "space" => 0x20,
+        "backspace" => 0xff08,
+        "esc" | "escape" => 0xff1b,
+        "del" | "delete" => 0xffff,
+        "insert" => 0xff63,
+        "home" => 0xff50,
+        "end" => 0xff57,
+        "left" => 0xff51,
+        "up" => 0xff52,
+        "right" => 0xff53,
+        "down" => 0xff54,
+        "pageup" | "pgup" | "prior" => 0xff55,
+        "pagedown" | "pgdn" | "next" => 0xff56,
+        "shift" | "shiftleft" => 0xffe1,
+        "shiftright" => 0xffe2,
+        "ctrl" | "ctrlleft" | "control" => 0xffe3,
+        "ctrlright" => 0xffe4,
+        "alt" | "altleft" | "option" | "optionleft" => 0xffe9,
+        "altright" | "optionright" => 0xffea,
+        "win" | "winleft" | "super" | "command" | "cmd" | "meta" => 0xffeb,
+        "winright" => 0xffec,
+        "capslock" => 0xffe5,
+        "numlock" => 0xff7f,
+        "scrolllock" => 0xff14,
+        "pause" => 0xff13,
+        "print" | "printscreen" | "prntscrn" | "prtsc" | "prtscr" => 0xff61,
+        "apps" | "menu" => 0xff67,
+        "help" => 0xff6a,
+        "select" => 0xff60,
+        "execute" => 0xff62,
+        "clear" => 0xff0b,
+        "modechange" => 0xff7e,
+        "add" => 0xffab,
+        "subtract" => 0xffad,
+        "multiply" => 0xffaa,
+        "divide" => 0xffaf,
+        "decimal" => 0xffae,
+        "separator" => 0xffac,
+        // X has no Accept key; Execute is the nearest (pyautogui sends nothing).
+        "accept" => 0xff62,
+        "convert" => 0xff23,
+        "nonconvert" => 0xff22,
+        "kanji" => 0xff21,
+        "kana" => 0xff2d,
+        "hangul" | "hanguel" => 0xff31,
+        "hanja" => 0xff34,
+        "junja" => 0xff38,
+        "final" => 0xff2c,
+        "yen" => 0xa5,
+        "volumeup" => 0x1008ff13,
+        "volumedown" => 0x1008ff11,
+        "volumemute" => 0x1008ff12,
+        "playpause" => 0x1008ff14,
+        "stop" => 0x1008ff15,
+        "prevtrack" => 0x1008ff16,
+        "nexttrack" => 0x1008ff17,
+        "browserback" => 0x1008ff26,
+        "browserforward" => 0x1008ff27,
+        "browserrefresh" => 0x1008ff29,
+        "browsersearch" => 0x1008ff1b,
+        "browserhome" => 0x1008ff18,
+        "browserfavorites" => 0x1008ff30,
+        "browserstop" => 0x1008ff28,
+        "launchmail" => 0x1008ff19,
+        "launchmediaselect" => 0x1008ff32,
+        "launchapp1" => 0x1008ff40,
+        "launchapp2" => 0x1008ff41,
+        "sleep" => 0x1008ff2f,
+        "fn" => 0x1008ff2b,
+        _ => {
+            if let Some(n) = name.strip_prefix("num").and_then(|d| d.parse::<u32>().ok()) {
+                return (n <= 9).then_some(0xffb0 + n);
+            }
+            if let Some(n) = name.strip_prefix('f').and_then(|d| d.parse::<u32>().ok()) {
+                return (1..=24).contains(&n).then_some(0xffbe + n - 1);
+            }
+            return None;
+        }
+    };
+    Some(sym)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_pyautogui_key_names() {
+        assert!(matches!(key_of("enter"), Some(enigo::Key::Other(0xff0d))));
+        assert!(matches!(key_of("Ctrl"), Some(enigo::Key::Other(0xffe3))));
+        assert!(matches!(key_of("f12"), Some(enigo::Key::Other(0xffc9))));
+        assert!(matches!(key_of("num7"), Some(enigo::Key::Other(0xffb7))));
+        assert!(matches!(key_of("a"), Some(enigo::Key::Unicode('a'))));
+        assert!(matches!(key_of("S"), Some(enigo::Key::Unicode('s'))));
+        assert!(matches!(key_of("é"), Some(enigo::Key::Unicode('é'))));
+        assert!(key_of("f25").is_none());
+        assert!(key_of("hyperdrive").is_none());
+        assert!(key_of("").is_none());
+    }
+
+    #[test]
+    fn every_osworld_key_name_maps() {
+        // OSWorld's KEYBOARD_KEYS, the names its computer_13 space allows.
+        let names = "accept add alt altleft altright apps backspace browserback browserfavorites \
+            browserforward browserhome browserrefresh browsersearch browserstop capslock clear convert \
+            ctrl ctrlleft ctrlright decimal del delete divide down end enter esc escape execute f1 f10 \
+            f11 f12 f13 f14 f15 f16 f17 f18 f19 f2 f20 f21 f22 f23 f24 f3 f4 f5 f6 f7 f8 f9 final fn \
+            hanguel hangul hanja help home insert junja kana kanji launchapp1 launchapp2 launchmail \
+            launchmediaselect left modechange multiply nexttrack nonconvert num0 num1 num2 num3 num4 \
+            num5 num6 num7 num8 num9 numlock pagedown pageup pause pgdn pgup playpause prevtrack print \
+            printscreen prntscrn prtsc prtscr return right scrolllock select separator shift shiftleft \
+            shiftright sleep stop subtract tab up volumedown volumemute volumeup win winleft winright \
+            yen command option optionleft optionright";
+        for n in names.split_whitespace() {
+            assert!(key_of(n).is_some(), "{n}");
+        }
+    }
+
+    #[test]
+    fn validation_names_index_and_reason() {
+        let screen = (1920, 1080);
+        let off = vec![
+            Action::MoveTo { x: 1.0, y: 1.0 },
+            Action::Click {
+                button: Button::Left,
+                x: Some(1920.0),
+                y: Some(5.0),
+                num_clicks: 1,
+            },
+        ];
+        let e = validate(&off, screen).unwrap_err().to_string();
+        assert!(e.contains("action 1 (CLICK)") && e.contains("off the 1920x1080"), "{e}");
+        let bad_key = vec![Action::Hotkey {
+            keys: vec!["ctrl".into(), "hyper".into()],
+        }];
+        let e = validate(&bad_key, screen).unwrap_err().to_string();
+        assert!(e.contains("unknown key \"hyper\""), "{e}");
+        let half = vec![Action::Click {
+            button: Button::Left,
+            x: Some(3.0),
+            y: None,
+            num_clicks: 1,
+        }];
+        assert!(validate(&half, screen).is_err());
+        let long = vec![Action::Wait { seconds: Some(600.0) }];
+        assert!(validate(&long, screen).is_err());
+        let nan = vec![Action::MoveTo { x: f64::NAN, y: 1.0 }];
+        assert!(validate(&nan, screen).is_err());
+    }
+}

@@ -13,12 +13,16 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// One desktop (Xvfb + D-Bus + AT-SPI bus + openbox), stopped on drop.
 pub struct Desktop {
     pub display: String,
+    claim: PathBuf,
     pub env: Vec<(String, String)>,
     children: Mutex<Vec<Child>>,
 }
@@ -28,7 +32,9 @@ impl Desktop {
     /// when desktop tests are switched off.
     pub fn start() -> Option<Desktop> {
         if std::env::var("DESKENV_TEST_DESKTOP").as_deref() != Ok("1") {
-            eprintln!("skipped: set DESKENV_TEST_DESKTOP=1 (scripts/test.sh does) to run desktop tests");
+            eprintln!(
+                "skipped: set DESKENV_TEST_DESKTOP=1 (scripts/test.sh does) to run desktop tests"
+            );
             return None;
         }
         let script = repo_root().join("scripts/desktop.sh");
@@ -38,15 +44,35 @@ impl Desktop {
             if Path::new(&format!("/tmp/.X{n}-lock")).exists() {
                 continue;
             }
-            let out = Command::new("bash").arg(&script).arg("start").arg(&display).output().unwrap();
+            // Claim the number atomically: tests in parallel threads and
+            // processes would otherwise pick the same free display.
+            let claim = PathBuf::from(format!("/tmp/deskenv-test-display-{n}.claim"));
+            if std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&claim)
+                .is_err()
+            {
+                continue;
+            }
+            let out = Command::new("bash")
+                .arg(&script)
+                .arg("start")
+                .arg(&display)
+                .output()
+                .unwrap();
             if !out.status.success() {
-                eprintln!("desktop.sh start {display} failed: {}", String::from_utf8_lossy(&out.stderr));
+                eprintln!(
+                    "desktop.sh start {display} failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
                 continue;
             }
             let env_file = String::from_utf8_lossy(&out.stdout).trim().to_string();
             let env = parse_env_file(Path::new(&env_file));
             return Some(Desktop {
                 display,
+                claim,
                 env,
                 children: Mutex::new(Vec::new()),
             });
@@ -64,7 +90,9 @@ impl Desktop {
     /// Starts a program on this desktop; it is killed with the desktop.
     pub fn spawn(&self, argv: &[&str]) -> u32 {
         let mut c = self.command(argv[0]);
-        c.args(&argv[1..]).stdout(Stdio::null()).stderr(Stdio::null());
+        c.args(&argv[1..])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
         let child = c.spawn().unwrap_or_else(|e| panic!("spawn {argv:?}: {e}"));
         let pid = child.id();
         self.children.lock().unwrap().push(child);
@@ -78,7 +106,11 @@ impl Desktop {
             .args(&argv[1..])
             .output()
             .unwrap_or_else(|e| panic!("run {argv:?}: {e}"));
-        assert!(out.status.success(), "{argv:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{argv:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -96,7 +128,10 @@ impl Desktop {
                     return id;
                 }
             }
-            assert!(Instant::now() < deadline, "window {name:?} did not appear within {timeout:?}");
+            assert!(
+                Instant::now() < deadline,
+                "window {name:?} did not appear within {timeout:?}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -113,6 +148,7 @@ impl Drop for Desktop {
             .arg("stop")
             .arg(&self.display)
             .output();
+        let _ = std::fs::remove_file(&self.claim);
     }
 }
 
@@ -170,5 +206,7 @@ impl Drop for Agent {
 /// Serializes tests that move the pointer or type on a shared desktop.
 pub fn input_lock() -> MutexGuard<'static, ()> {
     static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
-    LOCK.get_or_init(|| Mutex::new(())).lock().unwrap_or_else(|e| e.into_inner())
+    LOCK.get_or_init(|| Mutex::new(()))
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
 }

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs everything deskenv needs on a Debian 12 machine (run as root or
+# with sudo): the Rust toolchain if missing, the headless desktop (Xvfb,
+# D-Bus, AT-SPI, openbox), the applications the tests drive, and the
+# baselines the benchmark compares against.
+#
+#   scripts/install-deps.sh          # desktop + test applications
+#   scripts/install-deps.sh --bench  # also LibreOffice Calc and pyautogui
+set -euo pipefail
+
+bench=0
+[[ ${1:-} == --bench ]] && bench=1
+root=$(cd "$(dirname "$0")/.." && pwd)
+sudo=""
+[[ $(id -u) -ne 0 ]] && sudo="sudo"
+
+packages=(
+  xvfb x11-utils xauth dbus dbus-x11 at-spi2-core openbox
+  xdotool wmctrl xdg-utils ffmpeg
+  gtk-3-examples mousepad
+  python3 python3-pyatspi python3-lxml python3-requests python3-venv python3-tk
+  fonts-dejavu-core fonts-noto-cjk
+  build-essential pkg-config curl ca-certificates
+)
+if ((bench)); then
+  packages+=(libreoffice-calc libreoffice-gtk3)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# Mousepad opens text files for xdg-open in the headless desktop.
+mkdir -p "$HOME/.config"
+xdg-mime default org.xfce.mousepad.desktop text/plain 2>/dev/null || true
+
+if ! command -v cargo >/dev/null 2>&1; then
+  if [[ -x $HOME/.cargo/bin/cargo ]]; then
+    export PATH=$HOME/.cargo/bin:$PATH
+  else
+    echo "install-deps: installing the Rust toolchain with rustup" >&2
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal -c clippy,rustfmt
+    export PATH=$HOME/.cargo/bin:$PATH
+  fi
+fi
+
+if ((bench)); then
+  venv=$root/target/bench-venv
+  if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c "import pyautogui" 2>/dev/null; then
+    echo "install-deps: installing pyautogui (the click baseline) into $venv" >&2
+    /usr/bin/python3 -m venv "$venv"
+    "$venv/bin/pip" install -q pyautogui
+  fi
+fi
+echo "install-deps: done" >&2

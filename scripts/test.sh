@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs every test tier: installs what the tests need, checks format and
+# lints, runs the Rust tests (unit, and desktop tests against real Xvfb
+# desktops with real GTK applications), then drives a real deskenv-agent
+# with a Python client that speaks OSWorld's protocol.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+scripts/install-deps.sh
+export PATH=$HOME/.cargo/bin:$PATH
+
+echo "== format and lints"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+
+echo "== Rust tests (unit + real desktop)"
+export DESKENV_TEST_DESKTOP=1
+cargo test --workspace -- --test-threads=2
+
+echo "== OSWorld-protocol client against a real agent (Python)"
+cargo build --bin deskenv-agent
+display=:77
+scripts/desktop.sh stop "$display"
+env_file=$(scripts/desktop.sh start "$display")
+agent_pid=""
+cleanup() {
+  [[ -n $agent_pid ]] && kill "$agent_pid" 2>/dev/null || true
+  scripts/desktop.sh stop "$display"
+}
+trap cleanup EXIT
+(
+  # shellcheck disable=SC1090
+  source "$env_file"
+  port_file=$(mktemp)
+  target/debug/deskenv-agent --listen 127.0.0.1:0 --display "$display" >"$port_file" &
+  echo $! >"$port_file.pid"
+  for _ in $(seq 100); do grep -q "listening on" "$port_file" && break; sleep 0.1; done
+  addr=$(sed -n 's/^listening on //p' "$port_file" | head -n1)
+  [[ -n $addr ]] || { echo "deskenv-agent did not start" >&2; exit 1; }
+  DESKENV_AGENT_URL="http://$addr" /usr/bin/python3 -m unittest -v tests/python/test_osworld_client.py
+  kill "$(cat "$port_file.pid")" 2>/dev/null || true
+)
