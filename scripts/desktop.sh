@@ -50,6 +50,9 @@ start() {
   fi
   rm -rf "$dir"
   mkdir -p "$dir"
+  # Xvfb runs without access control (-ac), but Xlib clients (python-xlib,
+  # hence pyautogui) insist on an authority file existing.
+  touch "$dir/Xauthority"
   Xvfb "$disp" -screen 0 1920x1080x24 -nolisten tcp -ac +extension XTEST +extension MIT-SHM \
     >"$dir/xvfb.log" 2>&1 &
   echo $! >"$dir/xvfb.pid"
@@ -76,6 +79,7 @@ start() {
 
   cat >"$env_file" <<ENV
 export DISPLAY=$disp
+export XAUTHORITY=$dir/Xauthority
 export DBUS_SESSION_BUS_ADDRESS='$DBUS_SESSION_BUS_ADDRESS'
 export GTK_A11Y=atspi
 export NO_AT_BRIDGE=0

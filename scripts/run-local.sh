@@ -53,7 +53,11 @@ curl -sf "$base/v1/health"; echo
 sleep 2
 curl -sf -o /tmp/deskenv-screenshot.png -D - "$base/v1/screenshot" | grep -i '^x-'
 echo "screenshot: /tmp/deskenv-screenshot.png"
-curl -sf "$base/v1/a11y?format=linear" | /usr/bin/python3 -c 'import json,sys; t=json.load(sys.stdin); print(f"a11y: {t[\"nodes\"]} nodes in {t[\"elapsed_ms\"]:.0f} ms"); print("\n".join(t["text"].splitlines()[:8]))'
+curl -sf "$base/v1/a11y?format=linear" | /usr/bin/python3 -c '
+import json, sys
+t = json.load(sys.stdin)
+print("a11y: %d nodes in %.0f ms" % (t["nodes"], t["elapsed_ms"]))
+print("\n".join(t["text"].splitlines()[:8]))'
 curl -sf -H 'Content-Type: application/json' -d '{"code": "pyautogui.click(960, 540)"}' "$base/v1/pyautogui"; echo
 if ((once)); then
   exit 0

@@ -27,7 +27,7 @@ pub struct BenchArgs {
     #[arg(long, default_value = "/usr/bin/python3")]
     pub pyatspi_python: String,
     /// Python with pyautogui for the click baseline (scripts/install-deps.sh
-    /// makes one under target/bench-venv).
+    /// makes one under target/pyautogui-venv).
     #[arg(long)]
     pub pyautogui_python: Option<String>,
     /// Skip LibreOffice Calc (slow to start).
@@ -118,12 +118,35 @@ pub async fn run(mut config: Config, args: BenchArgs) -> anyhow::Result<()> {
     tokio::spawn(async move {
         let _ = axum::serve(listener, router).await;
     });
-    let http = reqwest::Client::builder().timeout(Duration::from_secs(120)).build()?;
-    println!("deskenv-agent bench on display {display}, {} runs per figure", args.runs);
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(120))
+        .build()?;
+    println!(
+        "deskenv-agent bench on display {display}, {} runs per figure",
+        args.runs
+    );
     let mut report = Report {
         rows: vec![],
         json: serde_json::Map::new(),
     };
+
+    // A realistic screen: two GTK applications, as in a task.
+    let _factory = launch(&display, &["gtk3-widget-factory"])?;
+    let notes = std::env::temp_dir().join("deskenv-bench-notes.txt");
+    std::fs::write(
+        &notes,
+        "import pandas as pd\ndf = pd.read_csv('data.csv')\nprint(df.describe())\n",
+    )?;
+    let _editor = launch(&display, &["mousepad", &notes.to_string_lossy()])?;
+    wait_app(
+        &http,
+        &base,
+        "gtk3-widget-factory",
+        50,
+        Duration::from_secs(60),
+    )
+    .await?;
+    wait_app(&http, &base, "mousepad", 20, Duration::from_secs(60)).await?;
 
     if want("screenshot") {
         bench_screenshot(&http, &base, args.runs, &mut report).await?;
@@ -135,14 +158,22 @@ pub async fn run(mut config: Config, args: BenchArgs) -> anyhow::Result<()> {
         bench_click(&http, &base, &args, &display, &mut report).await?;
     }
     if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_vec_pretty(&Value::Object(report.json))?)
-            .with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(
+            path,
+            serde_json::to_vec_pretty(&Value::Object(report.json))?,
+        )
+        .with_context(|| format!("writing {}", path.display()))?;
         println!("figures written to {}", path.display());
     }
     Ok(())
 }
 
-async fn bench_screenshot(http: &reqwest::Client, base: &str, runs: usize, report: &mut Report) -> anyhow::Result<()> {
+async fn bench_screenshot(
+    http: &reqwest::Client,
+    base: &str,
+    runs: usize,
+    report: &mut Report,
+) -> anyhow::Result<()> {
     for (format, label) in [("png", "PNG"), ("jpeg", "JPEG q80")] {
         let (mut total, mut cap, mut enc, mut size) = (vec![], vec![], vec![], 0usize);
         for i in 0..=runs {
@@ -178,7 +209,11 @@ async fn bench_screenshot(http: &reqwest::Client, base: &str, runs: usize, repor
             stats(&total),
             format!("{} KiB", size / 1024),
         );
-        report.add(&format!("  capture (MIT-SHM + cursor), {label}"), stats(&cap), "");
+        report.add(
+            &format!("  capture (MIT-SHM + cursor), {label}"),
+            stats(&cap),
+            "",
+        );
         report.add(&format!("  encode {label}"), stats(&enc), "");
     }
     Ok(())
@@ -206,7 +241,13 @@ fn launch(display: &str, argv: &[&str]) -> anyhow::Result<Launched> {
 }
 
 /// Waits until the a11y tree of `app` has stopped growing (the app is up).
-async fn wait_app(http: &reqwest::Client, base: &str, app: &str, min_nodes: usize, limit: Duration) -> anyhow::Result<usize> {
+async fn wait_app(
+    http: &reqwest::Client,
+    base: &str,
+    app: &str,
+    min_nodes: usize,
+    limit: Duration,
+) -> anyhow::Result<usize> {
     let deadline = Instant::now() + limit;
     let mut last = 0usize;
     let mut stable = 0;
@@ -228,7 +269,9 @@ async fn wait_app(http: &reqwest::Client, base: &str, app: &str, min_nodes: usiz
         }
         last = n;
         if Instant::now() > deadline {
-            bail!("{app} did not show a stable accessibility tree within {limit:?} (last {n} nodes)");
+            bail!(
+                "{app} did not show a stable accessibility tree within {limit:?} (last {n} nodes)"
+            );
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
@@ -245,20 +288,36 @@ async fn bench_a11y(
     let sheet = std::env::temp_dir().join("deskenv-bench-sheet.csv");
     let mut csv = String::from("id,name,value,score\n");
     for i in 0..200 {
-        csv.push_str(&format!("{i},item {i},{},{:.3}\n", i * 7 % 13, (i as f64).sqrt()));
+        csv.push_str(&format!(
+            "{i},item {i},{},{:.3}\n",
+            i * 7 % 13,
+            (i as f64).sqrt()
+        ));
     }
     std::fs::write(&sheet, csv)?;
     let sheet_arg = sheet.to_string_lossy().into_owned();
-    let mut cases: Vec<(&str, &str, Vec<&str>)> = vec![("gtk3-widget-factory", "gtk3-widget-factory", vec!["gtk3-widget-factory"])];
+    // gtk3-widget-factory is already on screen (started by run()).
+    let mut cases: Vec<(&str, &str, Vec<&str>)> =
+        vec![("gtk3-widget-factory", "gtk3-widget-factory", vec![])];
     if !args.skip_calc {
         cases.push((
             "LibreOffice Calc (200-row sheet)",
             "soffice",
-            vec!["localc", "--norestore", "--nologo", "--infilter=CSV:44,34,76", &sheet_arg],
+            vec![
+                "localc",
+                "--norestore",
+                "--nologo",
+                "--infilter=CSV:44,34,76",
+                &sheet_arg,
+            ],
         ));
     }
     for (label, app, argv) in cases {
-        let _app = launch(display, &argv)?;
+        let _app = if argv.is_empty() {
+            None
+        } else {
+            Some(launch(display, &argv)?)
+        };
         let nodes = wait_app(http, base, app, 50, Duration::from_secs(120)).await?;
         let mut ours = vec![];
         let mut last_nodes = nodes;
@@ -286,18 +345,33 @@ async fn bench_a11y(
             .await
             .with_context(|| format!("running {} {}", args.pyatspi_python, script.display()))?;
         if !out.status.success() {
-            bail!("the pyatspi baseline failed: {}", String::from_utf8_lossy(&out.stderr));
+            bail!(
+                "the pyatspi baseline failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
-        let base_json: Value = serde_json::from_slice(&out.stdout)
-            .with_context(|| format!("the pyatspi baseline printed no JSON: {}", String::from_utf8_lossy(&out.stdout)))?;
+        let base_json: Value = serde_json::from_slice(&out.stdout).with_context(|| {
+            format!(
+                "the pyatspi baseline printed no JSON: {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        })?;
         let base_ms: Vec<f64> = base_json["ms"]
             .as_array()
             .map(|a| a.iter().filter_map(Value::as_f64).collect())
             .unwrap_or_default();
         let base_nodes = base_json["nodes"].as_u64().unwrap_or(0) as usize;
         let (o, b) = (stats(&ours), stats(&base_ms));
-        report.add(&format!("a11y {label}: deskenv (HTTP, osworld-xml)"), o, format!("{last_nodes} nodes"));
-        report.add(&format!("a11y {label}: pyatspi baseline (in-process)"), b, format!("{base_nodes} nodes"));
+        report.add(
+            &format!("a11y {label}: deskenv (HTTP, osworld-xml)"),
+            o,
+            format!("{last_nodes} nodes"),
+        );
+        report.add(
+            &format!("a11y {label}: pyatspi baseline (in-process)"),
+            b,
+            format!("{base_nodes} nodes"),
+        );
         report.ratio(&format!("a11y {label}: speed-up"), b, o);
         report.json.insert(
             format!("a11y {label}: same node count"),
@@ -332,7 +406,9 @@ async fn bench_click(
             ours.push(t.elapsed().as_secs_f64() * 1000.0);
         }
     }
-    let code = format!("import pyautogui; import time; pyautogui.FAILSAFE = False; pyautogui.click({x}, {y})");
+    let code = format!(
+        "import pyautogui; import time; pyautogui.FAILSAFE = False; pyautogui.click({x}, {y})"
+    );
     let compat_body = json!({"command": ["python", "-c", code], "shell": false});
     let mut compat = vec![];
     for i in 0..=args.runs {
@@ -348,12 +424,18 @@ async fn bench_click(
     }
     let o = stats(&ours);
     report.add("CLICK round trip: deskenv /v1/actions", o, "");
-    report.add("CLICK round trip: deskenv OSWorld /execute", stats(&compat), "OSWorld's request, run natively");
+    report.add(
+        "CLICK round trip: deskenv OSWorld /execute",
+        stats(&compat),
+        "OSWorld's request, run natively",
+    );
 
-    let python = args
-        .pyautogui_python
-        .clone()
-        .unwrap_or_else(|| repo_root().join("target/bench-venv/bin/python").to_string_lossy().into_owned());
+    let python = args.pyautogui_python.clone().unwrap_or_else(|| {
+        repo_root()
+            .join("target/pyautogui-venv/bin/python")
+            .to_string_lossy()
+            .into_owned()
+    });
     let mut theirs = vec![];
     for i in 0..=args.runs {
         let t = Instant::now();
@@ -362,16 +444,25 @@ async fn bench_click(
             .env("DISPLAY", display)
             .output()
             .await
-            .with_context(|| format!("running {python} (install pyautogui with scripts/install-deps.sh --bench)"))?;
+            .with_context(|| {
+                format!("running {python} (scripts/install-deps.sh installs pyautogui there)")
+            })?;
         if !out.status.success() {
-            bail!("the pyautogui baseline failed: {}", String::from_utf8_lossy(&out.stderr));
+            bail!(
+                "the pyautogui baseline failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         if i > 0 {
             theirs.push(t.elapsed().as_secs_f64() * 1000.0);
         }
     }
     let b = stats(&theirs);
-    report.add("CLICK: python3 -c 'import pyautogui; click' (OSWorld)", b, "");
+    report.add(
+        "CLICK: python3 -c 'import pyautogui; click' (OSWorld)",
+        b,
+        "",
+    );
     report.ratio("CLICK speed-up", b, o);
     Ok(())
 }

@@ -22,11 +22,17 @@ pub enum CaptureError {
         source: x11rb::errors::ConnectError,
     },
     #[error("X request {request} failed: {message}")]
-    X { request: &'static str, message: String },
+    X {
+        request: &'static str,
+        message: String,
+    },
     #[error("the root window has depth {0}; only 24- and 32-bit visuals are supported")]
     Depth(u8),
     #[error("encoding the frame as {format} failed: {message}")]
-    Encode { format: &'static str, message: String },
+    Encode {
+        format: &'static str,
+        message: String,
+    },
 }
 
 fn xerr(request: &'static str) -> impl Fn(Box<dyn std::fmt::Display>) -> CaptureError {
@@ -112,11 +118,7 @@ impl Capturer {
         if screen.root_depth != 24 && screen.root_depth != 32 {
             return Err(CaptureError::Depth(screen.root_depth));
         }
-        let (root, width, height) = (
-            screen.root,
-            screen.width_in_pixels,
-            screen.height_in_pixels,
-        );
+        let (root, width, height) = (screen.root, screen.width_in_pixels, screen.height_in_pixels);
         let xfixes = conn
             .xfixes_query_version(4, 0)
             .ok()
@@ -262,12 +264,7 @@ impl Capturer {
             x!("XFixesGetCursorImage", self.conn.xfixes_get_cursor_image())?.reply()
         )?;
         let pos = (i32::from(img.x), i32::from(img.y));
-        blend_cursor(
-            bgrx,
-            u32::from(self.width),
-            u32::from(self.height),
-            &img,
-        );
+        blend_cursor(bgrx, u32::from(self.width), u32::from(self.height), &img);
         Ok(pos)
     }
 }
@@ -348,7 +345,10 @@ pub fn encode_jpeg(frame: &Frame, quality: u8) -> Result<Vec<u8>, CaptureError> 
     let (Ok(w), Ok(h)) = (u16::try_from(frame.width), u16::try_from(frame.height)) else {
         return Err(CaptureError::Encode {
             format: "jpeg",
-            message: format!("{}x{} is larger than JPEG allows", frame.width, frame.height),
+            message: format!(
+                "{}x{} is larger than JPEG allows",
+                frame.width, frame.height
+            ),
         });
     };
     let enc = jpeg_encoder::Encoder::new(&mut out, quality.clamp(1, 100));

@@ -43,7 +43,11 @@ impl ApiError {
     }
 
     /// An error with its whole `source()` chain in the message.
-    pub fn from_chain(status: StatusCode, code: &'static str, err: &dyn std::error::Error) -> ApiError {
+    pub fn from_chain(
+        status: StatusCode,
+        code: &'static str,
+        err: &dyn std::error::Error,
+    ) -> ApiError {
         ApiError::new(status, code, chain(err))
     }
 }

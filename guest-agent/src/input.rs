@@ -122,7 +122,9 @@ impl Injector {
     pub fn run(&self, actions: Vec<Action>) -> Result<BatchOutcome, InputError> {
         validate(&actions, self.screen)?;
         let (tx, rx) = mpsc::channel();
-        self.tx.send((actions, tx)).map_err(|_| InputError::ThreadGone)?;
+        self.tx
+            .send((actions, tx))
+            .map_err(|_| InputError::ThreadGone)?;
         rx.recv().map_err(|_| InputError::ThreadGone)?
     }
 }
@@ -226,7 +228,13 @@ fn move_to(enigo: &mut Enigo, x: f64, y: f64) -> enigo::InputResult<()> {
     enigo.move_mouse(x.round() as i32, y.round() as i32, Coordinate::Abs)
 }
 
-fn click(enigo: &mut Enigo, b: Button, x: Option<f64>, y: Option<f64>, n: u32) -> enigo::InputResult<()> {
+fn click(
+    enigo: &mut Enigo,
+    b: Button,
+    x: Option<f64>,
+    y: Option<f64>,
+    n: u32,
+) -> enigo::InputResult<()> {
     if let (Some(x), Some(y)) = (x, y) {
         move_to(enigo, x, y)?;
     }
@@ -517,7 +525,10 @@ mod tests {
             },
         ];
         let e = validate(&off, screen).unwrap_err().to_string();
-        assert!(e.contains("action 1 (CLICK)") && e.contains("off the 1920x1080"), "{e}");
+        assert!(
+            e.contains("action 1 (CLICK)") && e.contains("off the 1920x1080"),
+            "{e}"
+        );
         let bad_key = vec![Action::Hotkey {
             keys: vec!["ctrl".into(), "hyper".into()],
         }];
@@ -530,9 +541,14 @@ mod tests {
             num_clicks: 1,
         }];
         assert!(validate(&half, screen).is_err());
-        let long = vec![Action::Wait { seconds: Some(600.0) }];
+        let long = vec![Action::Wait {
+            seconds: Some(600.0),
+        }];
         assert!(validate(&long, screen).is_err());
-        let nan = vec![Action::MoveTo { x: f64::NAN, y: 1.0 }];
+        let nan = vec![Action::MoveTo {
+            x: f64::NAN,
+            y: 1.0,
+        }];
         assert!(validate(&nan, screen).is_err());
     }
 }

@@ -7,7 +7,11 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
-#[command(name = "deskenv-agent", version, about = "deskenv's guest agent: screenshots, accessibility trees and input for GUI agents")]
+#[command(
+    name = "deskenv-agent",
+    version,
+    about = "deskenv's guest agent: screenshots, accessibility trees and input for GUI agents"
+)]
 struct Cli {
     /// Address to serve on.
     #[arg(long, default_value = "0.0.0.0:5000")]
@@ -60,7 +64,11 @@ fn main() -> anyhow::Result<()> {
             .with_context(|| format!("reading --token-file {}", path.display()))?
             .trim()
             .to_string();
-        anyhow::ensure!(!token.is_empty(), "--token-file {} is empty", path.display());
+        anyhow::ensure!(
+            !token.is_empty(),
+            "--token-file {} is empty",
+            path.display()
+        );
         config.token = Some(token);
     }
     let rt = tokio::runtime::Runtime::new().context("starting the tokio runtime")?;

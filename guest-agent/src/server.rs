@@ -107,10 +107,11 @@ impl AppState {
     /// Connects to the display (capture and input). AT-SPI is connected on
     /// first use, so an agent started before the session bus still serves.
     pub fn new(config: Config) -> Result<AppState, ServerError> {
-        let capturer = Capturer::connect(&config.display).map_err(|source| ServerError::Capture {
-            display: config.display.clone(),
-            source,
-        })?;
+        let capturer =
+            Capturer::connect(&config.display).map_err(|source| ServerError::Capture {
+                display: config.display.clone(),
+                source,
+            })?;
         let screen = capturer.size();
         let injector =
             Injector::start(&config.display, screen, config.input_delay_ms).map_err(|source| {
@@ -143,9 +144,12 @@ impl AppState {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .capture()
-                .map_err(|e| ApiError::from_chain(StatusCode::INTERNAL_SERVER_ERROR, "capture_failed", &e))?;
-            let (bytes, encode_ms) = capture::encode(&frame, format, quality)
-                .map_err(|e| ApiError::from_chain(StatusCode::INTERNAL_SERVER_ERROR, "encode_failed", &e))?;
+                .map_err(|e| {
+                    ApiError::from_chain(StatusCode::INTERNAL_SERVER_ERROR, "capture_failed", &e)
+                })?;
+            let (bytes, encode_ms) = capture::encode(&frame, format, quality).map_err(|e| {
+                ApiError::from_chain(StatusCode::INTERNAL_SERVER_ERROR, "encode_failed", &e)
+            })?;
             Ok((bytes, frame, encode_ms))
         })
         .await
@@ -158,7 +162,9 @@ impl AppState {
             cap.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .pointer()
-                .map_err(|e| ApiError::from_chain(StatusCode::INTERNAL_SERVER_ERROR, "x11_failed", &e))
+                .map_err(|e| {
+                    ApiError::from_chain(StatusCode::INTERNAL_SERVER_ERROR, "x11_failed", &e)
+                })
         })
         .await
     }
@@ -183,7 +189,9 @@ impl AppState {
     /// Walks the accessibility tree and renders it as `query.format`.
     pub async fn a11y_tree(&self, query: &A11yQuery) -> Result<A11yTree, ApiError> {
         let defaults = A11yOptions::default();
-        let timeout_ms = query.timeout_ms.unwrap_or(defaults.timeout.as_millis() as u64);
+        let timeout_ms = query
+            .timeout_ms
+            .unwrap_or(defaults.timeout.as_millis() as u64);
         if timeout_ms == 0 || timeout_ms > 120_000 {
             return Err(ApiError::bad_request(
                 "bad_query",
@@ -191,7 +199,10 @@ impl AppState {
             ));
         }
         if query.max_nodes == Some(0) {
-            return Err(ApiError::bad_request("bad_query", "max_nodes must be at least 1"));
+            return Err(ApiError::bad_request(
+                "bad_query",
+                "max_nodes must be at least 1",
+            ));
         }
         let opts = A11yOptions {
             max_nodes: query.max_nodes.unwrap_or(defaults.max_nodes),
@@ -207,11 +218,18 @@ impl AppState {
             Ok(Ok(w)) => w,
             Ok(Err(e)) => {
                 self.forget_a11y().await;
-                return Err(ApiError::from_chain(StatusCode::SERVICE_UNAVAILABLE, "atspi_failed", &e));
+                return Err(ApiError::from_chain(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "atspi_failed",
+                    &e,
+                ));
             }
             Err(_) => {
                 self.forget_a11y().await;
-                return Err(ApiError::timeout("the accessibility walk", guard.as_millis() as u64));
+                return Err(ApiError::timeout(
+                    "the accessibility walk",
+                    guard.as_millis() as u64,
+                ));
             }
         };
         Ok(crate::a11y::render(&walk, query.format))

@@ -15,7 +15,10 @@ const POLL: Duration = Duration::from_millis(25);
 pub const MAX_SETTLE_MS: u64 = 60_000;
 
 /// Blocks until the screen has been quiet for `quiet_ms` or `max_ms` passed.
-pub fn wait_quiet(capturer: &Mutex<Capturer>, settle: &Settle) -> Result<SettleReport, CaptureError> {
+pub fn wait_quiet(
+    capturer: &Mutex<Capturer>,
+    settle: &Settle,
+) -> Result<SettleReport, CaptureError> {
     let start = Instant::now();
     let max = Duration::from_millis(settle.max_ms.min(MAX_SETTLE_MS));
     let quiet = Duration::from_millis(settle.quiet_ms);

@@ -10,7 +10,10 @@ use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
 fn client() -> Client {
-    Client::builder().timeout(Duration::from_secs(60)).build().unwrap()
+    Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap()
 }
 
 fn get(agent: &Agent, path: &str) -> (u16, Value) {
@@ -51,7 +54,9 @@ fn nodes(tree: &Value) -> Vec<Value> {
 }
 
 fn has_state(n: &Value, s: &str) -> bool {
-    n["states"].as_array().is_some_and(|a| a.iter().any(|v| v == s))
+    n["states"]
+        .as_array()
+        .is_some_and(|a| a.iter().any(|v| v == s))
 }
 
 /// Like [`poll`], but None on timeout so the caller can say what it saw.
@@ -74,7 +79,10 @@ fn poll<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
         if let Some(v) = f() {
             return v;
         }
-        assert!(Instant::now() < deadline, "timed out after {limit:?} waiting for {what}");
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {limit:?} waiting for {what}"
+        );
         std::thread::sleep(Duration::from_millis(150));
     }
 }
@@ -91,7 +99,12 @@ fn geometry(desktop: &Desktop, id: u32) -> (i32, i32, i32, i32) {
             .parse()
             .unwrap()
     };
-    (val("Absolute upper-left X:"), val("Absolute upper-left Y:"), val("Width:"), val("Height:"))
+    (
+        val("Absolute upper-left X:"),
+        val("Absolute upper-left Y:"),
+        val("Width:"),
+        val("Height:"),
+    )
 }
 
 fn screenshot_rgb(agent: &Agent) -> (u32, u32, Vec<u8>) {
@@ -122,7 +135,9 @@ fn colour_window(desktop: &Desktop, title: &str, colour: &str, geometry: &str) -
 
 #[test]
 fn screenshot_shows_a_known_window_at_its_place() {
-    let Some(desktop) = Desktop::start() else { return };
+    let Some(desktop) = Desktop::start() else {
+        return;
+    };
     let agent = Agent::start(&desktop, &[]);
     let id = colour_window(&desktop, "deskenv-magenta", "#ff00ff", "400x300+300+200");
     let (x, y, w, h) = geometry(&desktop, id);
@@ -136,14 +151,27 @@ fn screenshot_shows_a_known_window_at_its_place() {
     assert_eq!(pixel(&img, x + w - 3, y + h - 3), [255, 0, 255]);
     assert_ne!(pixel(&img, x + w + 3, y + h / 2), [255, 0, 255]);
     // The headers state the frame size and the timings.
-    let r = client().get(agent.url("/v1/screenshot?format=jpeg&quality=70")).send().unwrap();
+    let r = client()
+        .get(agent.url("/v1/screenshot?format=jpeg&quality=70"))
+        .send()
+        .unwrap();
     assert_eq!(r.headers()["content-type"], "image/jpeg");
     assert_eq!(r.headers()["x-frame-width"], "1920");
     assert_eq!(r.headers()["x-frame-height"], "1080");
-    assert!(r.headers()["x-capture-ms"].to_str().unwrap().parse::<f64>().unwrap() >= 0.0);
+    assert!(
+        r.headers()["x-capture-ms"]
+            .to_str()
+            .unwrap()
+            .parse::<f64>()
+            .unwrap()
+            >= 0.0
+    );
     assert_eq!(&r.bytes().unwrap()[..2], &[0xff, 0xd8]);
     // The cursor is drawn at the pointer: move it over the magenta window.
-    act(&agent, json!([{"action_type": "MOVE_TO", "parameters": {"x": x + 50, "y": y + 50}}]));
+    act(
+        &agent,
+        json!([{"action_type": "MOVE_TO", "parameters": {"x": x + 50, "y": y + 50}}]),
+    );
     let img = screenshot_rgb(&agent);
     let p = pixel(&img, x + 51, y + 52);
     assert_ne!(p, [255, 0, 255], "no cursor drawn at the pointer");
@@ -154,16 +182,22 @@ fn screenshot_shows_a_known_window_at_its_place() {
 
 #[test]
 fn a11y_tree_matches_the_window_and_clicks_change_state() {
-    let Some(desktop) = Desktop::start() else { return };
+    let Some(desktop) = Desktop::start() else {
+        return;
+    };
     let agent = Agent::start(&desktop, &[]);
     desktop.spawn(&["gtk3-widget-factory"]);
     let id = desktop.wait_window("gtk3-widget-factory", Duration::from_secs(30));
     let (wx, wy, ww, wh) = geometry(&desktop, id);
-    let frame = poll("the widget factory's frame in the tree", Duration::from_secs(30), || {
-        nodes(&tree(&agent, "gtk3-widget-factory"))
-            .into_iter()
-            .find(|n| n["role"] == "frame" && n["extents"].is_object())
-    });
+    let frame = poll(
+        "the widget factory's frame in the tree",
+        Duration::from_secs(30),
+        || {
+            nodes(&tree(&agent, "gtk3-widget-factory"))
+                .into_iter()
+                .find(|n| n["role"] == "frame" && n["extents"].is_object())
+        },
+    );
     let e = &frame["extents"];
     let near = |a: &Value, b: i32| (a.as_i64().unwrap() as i32 - b).abs() <= 2;
     assert!(
@@ -175,7 +209,12 @@ fn a11y_tree_matches_the_window_and_clicks_change_state() {
     let all = nodes(&tree(&agent, "gtk3-widget-factory"));
     let check = all
         .iter()
-        .find(|n| n["role"] == "check box" && has_state(n, "showing") && has_state(n, "enabled") && n["extents"]["width"].as_i64().unwrap_or(0) > 0)
+        .find(|n| {
+            n["role"] == "check box"
+                && has_state(n, "showing")
+                && has_state(n, "enabled")
+                && n["extents"]["width"].as_i64().unwrap_or(0) > 0
+        })
         .expect("a visible check box")
         .clone();
     let name = check["name"].as_str().unwrap().to_string();
@@ -185,22 +224,37 @@ fn a11y_tree_matches_the_window_and_clicks_change_state() {
         e["x"].as_i64().unwrap() + e["width"].as_i64().unwrap() / 2,
         e["y"].as_i64().unwrap() + e["height"].as_i64().unwrap() / 2,
     );
-    act(&agent, json!([{"action_type": "CLICK", "parameters": {"x": cx, "y": cy}}]));
+    act(
+        &agent,
+        json!([{"action_type": "CLICK", "parameters": {"x": cx, "y": cy}}]),
+    );
     poll("the check box to toggle", Duration::from_secs(10), || {
         nodes(&tree(&agent, "gtk3-widget-factory"))
             .into_iter()
-            .find(|n| n["role"] == "check box" && n["name"] == name.as_str() && n["extents"] == check["extents"])
+            .find(|n| {
+                n["role"] == "check box"
+                    && n["name"] == name.as_str()
+                    && n["extents"] == check["extents"]
+            })
             .filter(|n| has_state(n, "checked") != was)
     });
     // The XML and linear renderings of the same tree.
-    let (_, xml) = get(&agent, "/v1/a11y?format=osworld-xml&app=gtk3-widget-factory");
+    let (_, xml) = get(
+        &agent,
+        "/v1/a11y?format=osworld-xml&app=gtk3-widget-factory",
+    );
     let text = xml["text"].as_str().unwrap();
-    assert!(text.starts_with("<desktop-frame "), "{}", &text[..100.min(text.len())]);
+    assert!(
+        text.starts_with("<desktop-frame "),
+        "{}",
+        &text[..100.min(text.len())]
+    );
     assert!(text.contains("xmlns:st=\"https://accessibility.ubuntu.example.org/ns/state\""));
     assert!(text.contains("<check-box name="));
     let (_, linear) = get(&agent, "/v1/a11y?format=linear&app=gtk3-widget-factory");
     let table = linear["text"].as_str().unwrap();
-    assert!(table.starts_with("tag\tname\ttext\tclass\tdescription\tposition (top-left x&y)\tsize (w&h)\n"));
+    assert!(table
+        .starts_with("tag\tname\ttext\tclass\tdescription\tposition (top-left x&y)\tsize (w&h)\n"));
     assert!(table.lines().any(|l| l.starts_with("check-box\t")));
     // OSWorld's route serves the same XML.
     let (status, at) = get(&agent, "/accessibility");
@@ -218,7 +272,9 @@ fn editor_text(agent: &Agent) -> Option<String> {
 
 #[test]
 fn typing_unicode_hotkeys_and_key_down_up_in_an_editor() {
-    let Some(desktop) = Desktop::start() else { return };
+    let Some(desktop) = Desktop::start() else {
+        return;
+    };
     let agent = Agent::start(&desktop, &[]);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("typing.txt");
@@ -226,12 +282,22 @@ fn typing_unicode_hotkeys_and_key_down_up_in_an_editor() {
     desktop.spawn(&["mousepad", file.to_str().unwrap()]);
     let id = desktop.wait_window("typing.txt", Duration::from_secs(30));
     let (x, y, w, h) = geometry(&desktop, id);
-    poll("mousepad's text view", Duration::from_secs(30), || editor_text(&agent));
+    poll("mousepad's text view", Duration::from_secs(30), || {
+        editor_text(&agent)
+    });
     // Click into the text area, then type.
-    act(&agent, json!([{"action_type": "CLICK", "parameters": {"x": x + w / 2, "y": y + h / 2}}]));
+    act(
+        &agent,
+        json!([{"action_type": "CLICK", "parameters": {"x": x + w / 2, "y": y + h / 2}}]),
+    );
     let text = "héllo wörld ✓ 数据";
-    act(&agent, json!([{"action_type": "TYPING", "parameters": {"text": text}}]));
-    let got = poll("the typed text", Duration::from_secs(10), || editor_text(&agent).filter(|t| t == text));
+    act(
+        &agent,
+        json!([{"action_type": "TYPING", "parameters": {"text": text}}]),
+    );
+    let got = poll("the typed text", Duration::from_secs(10), || {
+        editor_text(&agent).filter(|t| t == text)
+    });
     assert_eq!(got, text);
     // Select all and replace.
     act(
@@ -241,7 +307,9 @@ fn typing_unicode_hotkeys_and_key_down_up_in_an_editor() {
             {"action_type": "TYPING", "parameters": {"text": "replaced"}}
         ]),
     );
-    poll("the replaced text", Duration::from_secs(10), || editor_text(&agent).filter(|t| t == "replaced"));
+    poll("the replaced text", Duration::from_secs(10), || {
+        editor_text(&agent).filter(|t| t == "replaced")
+    });
     // KEY_DOWN/KEY_UP: shift held for one key only.
     act(
         &agent,
@@ -255,7 +323,9 @@ fn typing_unicode_hotkeys_and_key_down_up_in_an_editor() {
             {"action_type": "PRESS", "parameters": {"key": "enter"}},
         ]),
     );
-    poll("\"Ab\\n\"", Duration::from_secs(10), || editor_text(&agent).filter(|t| t == "Ab\n"));
+    poll("\"Ab\\n\"", Duration::from_secs(10), || {
+        editor_text(&agent).filter(|t| t == "Ab\n")
+    });
     // pyautogui code through the native parser, with a newline in a string.
     let (status, body) = post(
         &agent,
@@ -271,12 +341,17 @@ fn typing_unicode_hotkeys_and_key_down_up_in_an_editor() {
         last = editor_text(&agent);
         last.clone().filter(|t| t == "Ab\nx\ny")
     });
-    assert!(got.is_some(), "editor text {last:?}, expected \"Ab\\nx\\ny\"");
+    assert!(
+        got.is_some(),
+        "editor text {last:?}, expected \"Ab\\nx\\ny\""
+    );
 }
 
 #[test]
 fn scroll_and_drag_have_visible_effects() {
-    let Some(desktop) = Desktop::start() else { return };
+    let Some(desktop) = Desktop::start() else {
+        return;
+    };
     let agent = Agent::start(&desktop, &[]);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("long.txt");
@@ -284,11 +359,16 @@ fn scroll_and_drag_have_visible_effects() {
     std::fs::write(&file, lines).unwrap();
     desktop.spawn(&["mousepad", file.to_str().unwrap()]);
     let id = desktop.wait_window("long.txt", Duration::from_secs(30));
-    poll("mousepad's text view", Duration::from_secs(30), || editor_text(&agent));
+    poll("mousepad's text view", Duration::from_secs(30), || {
+        editor_text(&agent)
+    });
     let (x, y, w, h) = geometry(&desktop, id);
     let (cx, cy) = (x + w / 2, y + h / 2);
     // SCROLL down over the text: the visible rows change.
-    act(&agent, json!([{"action_type": "MOVE_TO", "parameters": {"x": cx, "y": cy}}]));
+    act(
+        &agent,
+        json!([{"action_type": "MOVE_TO", "parameters": {"x": cx, "y": cy}}]),
+    );
     std::thread::sleep(Duration::from_millis(300));
     let before = screenshot_rgb(&agent);
     let body = act(
@@ -297,9 +377,15 @@ fn scroll_and_drag_have_visible_effects() {
     );
     assert_eq!(body["executed"], 1);
     let region_differs = |a: &(u32, u32, Vec<u8>), b: &(u32, u32, Vec<u8>)| {
-        (y + 60..y + h - 20).step_by(4).any(|yy| (x + 10..x + w - 30).step_by(4).any(|xx| pixel(a, xx, yy) != pixel(b, xx, yy)))
+        (y + 60..y + h - 20).step_by(4).any(|yy| {
+            (x + 10..x + w - 30)
+                .step_by(4)
+                .any(|xx| pixel(a, xx, yy) != pixel(b, xx, yy))
+        })
     };
-    poll("the text to scroll", Duration::from_secs(10), || region_differs(&before, &screenshot_rgb(&agent)).then_some(()));
+    poll("the text to scroll", Duration::from_secs(10), || {
+        region_differs(&before, &screenshot_rgb(&agent)).then_some(())
+    });
     // DRAG_TO on the title bar moves the window.
     let (status, _) = post(
         &agent,
@@ -319,29 +405,80 @@ fn scroll_and_drag_have_visible_effects() {
 
 #[test]
 fn bad_input_gets_clear_errors_and_the_server_keeps_serving() {
-    let Some(desktop) = Desktop::start() else { return };
+    let Some(desktop) = Desktop::start() else {
+        return;
+    };
     let agent = Agent::start(&desktop, &[]);
-    let (status, body) = post(&agent, "/v1/actions", json!({"actions": [{"action_type": "JUMP"}]}));
+    let (status, body) = post(
+        &agent,
+        "/v1/actions",
+        json!({"actions": [{"action_type": "JUMP"}]}),
+    );
     assert_eq!(status, 400);
     assert_eq!(body["code"], "bad_request");
-    assert!(body["message"].as_str().unwrap().contains("unknown action_type \"JUMP\""), "{body}");
-    let (status, body) = post(&agent, "/v1/actions", json!({"actions": [{"action_type": "CLICK", "parameters": {"x": 2500, "y": 10}}]}));
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown action_type \"JUMP\""),
+        "{body}"
+    );
+    let (status, body) = post(
+        &agent,
+        "/v1/actions",
+        json!({"actions": [{"action_type": "CLICK", "parameters": {"x": 2500, "y": 10}}]}),
+    );
     assert_eq!(status, 400);
     assert_eq!(body["code"], "off_screen");
-    assert!(body["message"].as_str().unwrap().contains("(2500, 10) is off the 1920x1080 screen"), "{body}");
-    let (status, body) = post(&agent, "/v1/actions", json!({"actions": [{"action_type": "PRESS", "parameters": {"key": "hyperspace"}}]}));
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("(2500, 10) is off the 1920x1080 screen"),
+        "{body}"
+    );
+    let (status, body) = post(
+        &agent,
+        "/v1/actions",
+        json!({"actions": [{"action_type": "PRESS", "parameters": {"key": "hyperspace"}}]}),
+    );
     assert_eq!((status, body["code"].as_str()), (400, Some("unknown_key")));
-    let (status, body) = post(&agent, "/v1/pyautogui", json!({"code": "pyautogui.locateOnScreen('x.png')"}));
+    let (status, body) = post(
+        &agent,
+        "/v1/pyautogui",
+        json!({"code": "pyautogui.locateOnScreen('x.png')"}),
+    );
     assert_eq!(status, 400);
     assert_eq!(body["code"], "unsupported_code");
-    assert!(body["message"].as_str().unwrap().contains("locateOnScreen"), "{body}");
-    let (status, body) = post(&agent, "/v1/pyautogui", json!({"code": "pyautogui.click(100, 'x'"}));
-    assert_eq!((status, body["code"].as_str()), (400, Some("bad_code")), "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("locateOnScreen"),
+        "{body}"
+    );
+    let (status, body) = post(
+        &agent,
+        "/v1/pyautogui",
+        json!({"code": "pyautogui.click(100, 'x'"}),
+    );
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (400, Some("bad_code")),
+        "{body}"
+    );
     let (status, body) = get(&agent, "/v1/files?path=/nonexistent/deskenv/file.txt");
     assert_eq!(status, 404);
-    assert!(body["message"].as_str().unwrap().contains("/nonexistent/deskenv/file.txt"), "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("/nonexistent/deskenv/file.txt"),
+        "{body}"
+    );
     let (status, body) = get(&agent, "/v1/a11y?format=yaml");
-    assert_eq!((status, body["code"].as_str()), (400, Some("bad_query")), "{body}");
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (400, Some("bad_query")),
+        "{body}"
+    );
     let r = client()
         .post(agent.url("/v1/actions"))
         .header("content-type", "application/json")
@@ -354,15 +491,27 @@ fn bad_input_gets_clear_errors_and_the_server_keeps_serving() {
     assert_eq!((status, body["code"].as_str()), (404, Some("no_route")));
     // A body over the limit is refused, not buffered.
     let big = "x".repeat(5 * 1024 * 1024);
-    let r = client().post(agent.url("/v1/pyautogui")).json(&json!({"code": big})).send().unwrap();
+    let r = client()
+        .post(agent.url("/v1/pyautogui"))
+        .json(&json!({"code": big}))
+        .send()
+        .unwrap();
     assert_eq!(r.status(), 413);
     // An application that stops answering AT-SPI: the walk returns in time,
     // truncated, naming it; the server keeps serving.
     let pid = desktop.spawn(&["gtk3-widget-factory"]);
     desktop.wait_window("gtk3-widget-factory", Duration::from_secs(30));
-    poll("the widget factory in the tree", Duration::from_secs(30), || {
-        (tree(&agent, "gtk3-widget-factory")["children"].as_array().map_or(0, Vec::len) > 0).then_some(())
-    });
+    poll(
+        "the widget factory in the tree",
+        Duration::from_secs(30),
+        || {
+            (tree(&agent, "gtk3-widget-factory")["children"]
+                .as_array()
+                .map_or(0, Vec::len)
+                > 0)
+            .then_some(())
+        },
+    );
     desktop.run(&["kill", "-STOP", &pid.to_string()]);
     let t = Instant::now();
     let (status, body) = get(&agent, "/v1/a11y?format=json&timeout_ms=3000");
@@ -374,14 +523,19 @@ fn bad_input_gets_clear_errors_and_the_server_keeps_serving() {
     assert!(!body["reason"].as_str().unwrap_or("").is_empty());
     let (status, _) = get(&agent, "/v1/health");
     assert_eq!(status, 200);
-    let (status, body) = get(&agent, "/v1/a11y?format=json&app=gtk3-widget-factory&timeout_ms=10000");
+    let (status, body) = get(
+        &agent,
+        "/v1/a11y?format=json&app=gtk3-widget-factory&timeout_ms=10000",
+    );
     assert_eq!(status, 200);
     assert_eq!(body["truncated"], false, "{body}");
 }
 
 #[test]
 fn exec_files_windows_watch_and_auth() {
-    let Some(desktop) = Desktop::start() else { return };
+    let Some(desktop) = Desktop::start() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, "s3cret\n").unwrap();
@@ -389,56 +543,173 @@ fn exec_files_windows_watch_and_auth() {
     // Without the token: 401 on /v1, OSWorld's routes stay open.
     let (status, body) = get(&agent, "/v1/health");
     assert_eq!((status, body["code"].as_str()), (401, Some("unauthorized")));
-    assert_eq!(client().get(agent.url("/platform")).send().unwrap().status(), 200);
+    assert_eq!(
+        client()
+            .get(agent.url("/platform"))
+            .send()
+            .unwrap()
+            .status(),
+        200
+    );
     let c = client();
     let auth = |rb: reqwest::blocking::RequestBuilder| rb.bearer_auth("s3cret").send().unwrap();
     let r = auth(c.get(agent.url("/v1/health")));
     assert_eq!(r.status(), 200);
     // exec: output, exit code, timeout.
-    let r: Value = auth(c.post(agent.url("/v1/exec")).json(&json!({"command": ["sh", "-c", "echo hi; exit 4"]}))).json().unwrap();
-    assert_eq!((r["stdout"].as_str(), r["exit_code"].as_i64()), (Some("hi\n"), Some(4)));
-    let r: Value = auth(c.post(agent.url("/v1/exec")).json(&json!({"command": "sleep 30", "timeout_ms": 300}))).json().unwrap();
+    let r: Value = auth(
+        c.post(agent.url("/v1/exec"))
+            .json(&json!({"command": ["sh", "-c", "echo hi; exit 4"]})),
+    )
+    .json()
+    .unwrap();
+    assert_eq!(
+        (r["stdout"].as_str(), r["exit_code"].as_i64()),
+        (Some("hi\n"), Some(4))
+    );
+    let r: Value = auth(
+        c.post(agent.url("/v1/exec"))
+            .json(&json!({"command": "sleep 30", "timeout_ms": 300})),
+    )
+    .json()
+    .unwrap();
     assert_eq!(r["timed_out"], true, "{r}");
     // files: PUT creates folders, GET streams back, list names it.
     let path = dir.path().join("a/b/data.csv");
     let p = path.to_str().unwrap();
-    let r = auth(c.put(agent.url(&format!("/v1/files?path={p}"))).body("x,y\n1,2\n"));
+    let r = auth(
+        c.put(agent.url(&format!("/v1/files?path={p}")))
+            .body("x,y\n1,2\n"),
+    );
     assert_eq!(r.status(), 200);
     let r = auth(c.get(agent.url(&format!("/v1/files?path={p}"))));
     assert_eq!(r.text().unwrap(), "x,y\n1,2\n");
-    let r: Value = auth(c.get(agent.url(&format!("/v1/files/list?path={}", dir.path().join("a/b").display())))).json().unwrap();
+    let r: Value = auth(c.get(agent.url(&format!(
+        "/v1/files/list?path={}",
+        dir.path().join("a/b").display()
+    ))))
+    .json()
+    .unwrap();
     assert_eq!(r["entries"][0]["name"], "data.csv");
     // watch: a read of the file is reported.
-    let r = auth(c.post(agent.url("/v1/watch")).json(&json!({"paths": [dir.path().join("a").to_str().unwrap()]})));
+    let r = auth(
+        c.post(agent.url("/v1/watch"))
+            .json(&json!({"paths": [dir.path().join("a").to_str().unwrap()]})),
+    );
     assert_eq!(r.status(), 200);
     std::fs::read_to_string(&path).unwrap();
     let report = poll("the read to be reported", Duration::from_secs(5), || {
         let r: Value = auth(c.get(agent.url("/v1/watch"))).json().unwrap();
-        r["files"].as_array().unwrap().iter().any(|f| f["path"] == p).then_some(r)
+        r["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["path"] == p)
+            .then_some(r)
     });
     assert_eq!(report["active"], true);
     // windows: launch, wait, activate, close.
-    let r = auth(c.post(agent.url("/v1/launch")).json(&json!({"command": ["gtk3-widget-factory"]})));
+    let r = auth(
+        c.post(agent.url("/v1/launch"))
+            .json(&json!({"command": ["gtk3-widget-factory"]})),
+    );
     assert_eq!(r.status(), 200);
-    let r = auth(c.post(agent.url("/v1/windows/activate")).json(&json!({"title": "Widget-Factory", "timeout_ms": 30000})));
+    let r = auth(
+        c.post(agent.url("/v1/windows/activate"))
+            .json(&json!({"title": "Widget-Factory", "timeout_ms": 30000})),
+    );
     assert_eq!(r.status(), 200);
     let win: Value = r.json().unwrap();
     let r: Value = auth(c.get(agent.url("/v1/windows"))).json().unwrap();
-    let listed = r["windows"].as_array().unwrap().iter().find(|w| w["id"] == win["id"]).cloned().unwrap();
+    let listed = r["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["id"] == win["id"])
+        .cloned()
+        .unwrap();
     assert_eq!(listed["active"], true, "{listed}");
-    assert_eq!(listed["class"].as_str().map(str::to_lowercase).as_deref(), Some("gtk3-widget-factory"));
-    let r = auth(c.post(agent.url("/v1/windows/close")).json(&json!({"class": "gtk3-widget-factory"})));
+    assert_eq!(
+        listed["class"].as_str().map(str::to_lowercase).as_deref(),
+        Some("gtk3-widget-factory")
+    );
+    let r = auth(
+        c.post(agent.url("/v1/windows/close"))
+            .json(&json!({"class": "gtk3-widget-factory"})),
+    );
     assert_eq!(r.status(), 200);
     poll("the window to close", Duration::from_secs(10), || {
         let r: Value = auth(c.get(agent.url("/v1/windows"))).json().unwrap();
-        (!r["windows"].as_array().unwrap().iter().any(|w| w["id"] == win["id"])).then_some(())
+        (!r["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["id"] == win["id"]))
+        .then_some(())
     });
-    let r = auth(c.post(agent.url("/v1/windows/activate")).json(&json!({"title": "no such window"})));
+    let r = auth(
+        c.post(agent.url("/v1/windows/activate"))
+            .json(&json!({"title": "no such window"})),
+    );
     assert_eq!(r.status(), 404);
     // observe: screenshot and tree in one round trip.
-    let r: Value = auth(c.post(agent.url("/v1/observe")).json(&json!({"a11y": {"format": "linear"}}))).json().unwrap();
+    let r: Value = auth(
+        c.post(agent.url("/v1/observe"))
+            .json(&json!({"a11y": {"format": "linear"}})),
+    )
+    .json()
+    .unwrap();
     assert_eq!(r["screen"], json!({"width": 1920, "height": 1080}));
     assert!(r["screenshot"].as_str().unwrap().len() > 1000);
     assert!(r["a11y"]["text"].as_str().unwrap().starts_with("tag\t"));
     assert!(r["timings"]["total_ms"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn python_fallback_runs_code_outside_the_subset() {
+    let Some(desktop) = Desktop::start() else {
+        return;
+    };
+    // scripts/install-deps.sh puts pyautogui (from PyPI) in this venv.
+    let python = common::repo_root().join("target/pyautogui-venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/install-deps.sh",
+        python.display()
+    );
+    let agent = Agent::start(
+        &desktop,
+        &["--python-fallback", "--python", python.to_str().unwrap()],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fallback.txt");
+    std::fs::write(&file, "").unwrap();
+    desktop.spawn(&["mousepad", file.to_str().unwrap()]);
+    let id = desktop.wait_window("fallback.txt", Duration::from_secs(30));
+    let (x, y, w, h) = geometry(&desktop, id);
+    poll("mousepad's text view", Duration::from_secs(30), || {
+        editor_text(&agent)
+    });
+    act(
+        &agent,
+        json!([{"action_type": "CLICK", "parameters": {"x": x + w / 2, "y": y + h / 2}}]),
+    );
+    // A loop is outside the native subset: python3 runs it, and says so.
+    let (status, body) = post(
+        &agent,
+        "/v1/pyautogui",
+        json!({"code": "for ch in 'abc':\n    pyautogui.press(ch)"}),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["mode"], "python", "{body}");
+    assert_eq!(body["python"]["exit_code"], 0, "{body}");
+    poll("the text typed by python", Duration::from_secs(10), || {
+        editor_text(&agent).filter(|t| t == "abc")
+    });
+    // Code inside the subset still runs natively.
+    let (_, body) = post(
+        &agent,
+        "/v1/pyautogui",
+        json!({"code": "pyautogui.press('d')"}),
+    );
+    assert_eq!(body["mode"], "native");
 }

@@ -33,7 +33,8 @@ fn routes_in_source() -> BTreeSet<(String, String)> {
             }
             let expr = &rest[end..stop];
             for method in ["get", "post", "put", "delete", "patch"] {
-                let at_start = expr.contains(&format!(" {method}(")) || expr.contains(&format!("\n{method}("));
+                let at_start =
+                    expr.contains(&format!(" {method}(")) || expr.contains(&format!("\n{method}("));
                 if at_start || expr.contains(&format!(".{method}(")) {
                     found.insert((path.clone(), method.to_string()));
                 }
@@ -46,11 +47,15 @@ fn routes_in_source() -> BTreeSet<(String, String)> {
 
 fn routes_in_openapi() -> BTreeSet<(String, String)> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("openapi.yaml");
-    let doc: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let doc: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut found = BTreeSet::new();
     for (p, item) in doc["paths"].as_mapping().expect("paths").iter() {
         for (m, _) in item.as_mapping().unwrap() {
-            found.insert((p.as_str().unwrap().to_string(), m.as_str().unwrap().to_string()));
+            found.insert((
+                p.as_str().unwrap().to_string(),
+                m.as_str().unwrap().to_string(),
+            ));
         }
     }
     found
@@ -60,11 +65,21 @@ fn routes_in_openapi() -> BTreeSet<(String, String)> {
 fn openapi_matches_the_router() {
     let src = routes_in_source();
     let doc = routes_in_openapi();
-    assert!(src.len() > 30, "found only {} routes in the source: {src:?}", src.len());
+    assert!(
+        src.len() > 30,
+        "found only {} routes in the source: {src:?}",
+        src.len()
+    );
     let undocumented: Vec<_> = src.difference(&doc).collect();
     let phantom: Vec<_> = doc.difference(&src).collect();
-    assert!(undocumented.is_empty(), "routes missing from openapi.yaml: {undocumented:?}");
-    assert!(phantom.is_empty(), "openapi.yaml documents routes the router lacks: {phantom:?}");
+    assert!(
+        undocumented.is_empty(),
+        "routes missing from openapi.yaml: {undocumented:?}"
+    );
+    assert!(
+        phantom.is_empty(),
+        "openapi.yaml documents routes the router lacks: {phantom:?}"
+    );
 }
 
 #[test]

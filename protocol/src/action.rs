@@ -346,7 +346,9 @@ impl Action {
                             other => Err(p.bad("keys", "a list of key names", other)),
                         })
                         .collect::<Result<Vec<_>, _>>()?,
-                    Some(other) => return Err(p.bad("keys", "a non-empty list of key names", other)),
+                    Some(other) => {
+                        return Err(p.bad("keys", "a non-empty list of key names", other))
+                    }
                     None => {
                         return Err(ActionError::Missing {
                             action: p.action,
@@ -580,9 +582,13 @@ impl Params {
     fn button(&self) -> Result<Button, ActionError> {
         match self.map.get("button") {
             None | Some(Value::Null) => Ok(Button::Left),
-            Some(Value::String(s)) => {
-                Button::parse(s).ok_or_else(|| self.bad("button", "\"left\", \"middle\" or \"right\"", &Value::String(s.clone())))
-            }
+            Some(Value::String(s)) => Button::parse(s).ok_or_else(|| {
+                self.bad(
+                    "button",
+                    "\"left\", \"middle\" or \"right\"",
+                    &Value::String(s.clone()),
+                )
+            }),
             Some(other) => Err(self.bad("button", "\"left\", \"middle\" or \"right\"", other)),
         }
     }
@@ -613,7 +619,9 @@ mod tests {
 
     #[test]
     fn parses_osworld_shapes() {
-        let a = Action::from_json(&json!({"action_type": "CLICK", "parameters": {"x": 10, "y": 20.5}})).unwrap();
+        let a =
+            Action::from_json(&json!({"action_type": "CLICK", "parameters": {"x": 10, "y": 20.5}}))
+                .unwrap();
         assert_eq!(
             a,
             Action::Click {
@@ -632,8 +640,14 @@ mod tests {
             }
         );
         assert_eq!(Action::from_json(&json!("DONE")).unwrap(), Action::Done);
-        assert_eq!(Action::from_json(&json!({"action_type": "FAIL"})).unwrap(), Action::Fail);
-        let hk = Action::from_json(&json!({"action_type": "HOTKEY", "parameters": {"keys": ["ctrl", "a"]}})).unwrap();
+        assert_eq!(
+            Action::from_json(&json!({"action_type": "FAIL"})).unwrap(),
+            Action::Fail
+        );
+        let hk = Action::from_json(
+            &json!({"action_type": "HOTKEY", "parameters": {"keys": ["ctrl", "a"]}}),
+        )
+        .unwrap();
         assert_eq!(
             hk,
             Action::Hotkey {
@@ -682,11 +696,14 @@ mod tests {
     fn errors_name_the_problem() {
         let e = Action::from_json(&json!({"action_type": "JUMP"})).unwrap_err();
         assert!(e.to_string().contains("JUMP"), "{e}");
-        let e = Action::from_json(&json!({"action_type": "MOVE_TO", "parameters": {"x": 1}})).unwrap_err();
+        let e = Action::from_json(&json!({"action_type": "MOVE_TO", "parameters": {"x": 1}}))
+            .unwrap_err();
         assert_eq!(e.to_string(), "MOVE_TO: missing parameter \"y\"");
-        let e = Action::from_json(&json!({"action_type": "CLICK", "parameters": {"button": "up"}})).unwrap_err();
+        let e = Action::from_json(&json!({"action_type": "CLICK", "parameters": {"button": "up"}}))
+            .unwrap_err();
         assert!(e.to_string().contains("button"), "{e}");
-        let e = Action::from_json(&json!({"action_type": "TYPING", "parameters": {"txt": "a"}})).unwrap_err();
+        let e = Action::from_json(&json!({"action_type": "TYPING", "parameters": {"txt": "a"}}))
+            .unwrap_err();
         assert!(e.to_string().contains("unknown parameter \"txt\""), "{e}");
         let e = Action::from_json(&json!(42)).unwrap_err();
         assert!(matches!(e, ActionError::NotAnAction(_)));

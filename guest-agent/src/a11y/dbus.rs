@@ -26,8 +26,10 @@ pub const NULL_PATH: &str = "/org/a11y/atspi/null";
 /// How one call failed.
 #[derive(Debug)]
 pub enum CallError {
-    /// No reply within the time allowed.
+    /// No reply within the call timeout.
     Timeout,
+    /// No reply before the walk's deadline (shorter than the call timeout).
+    Deadline,
     /// An error reply, a closed connection or an undecodable reply.
     Failed(zbus::Error),
 }
@@ -36,6 +38,7 @@ impl fmt::Display for CallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CallError::Timeout => f.write_str("no reply in time"),
+            CallError::Deadline => f.write_str("no reply before the deadline"),
             CallError::Failed(e) => write!(f, "{e}"),
         }
     }
@@ -134,20 +137,36 @@ pub fn number(props: &std::collections::HashMap<String, OwnedValue>, key: &str) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::ser::{Serialize, SerializeMap, Serializer};
     use zbus::zvariant::serialized::{Context, Format};
     use zbus::zvariant::{to_bytes, LE};
 
+    /// An `a{ss}` written in the given order, as an application sends it.
+    struct Wire(Vec<(&'static str, &'static str)>);
+
+    impl Type for Wire {
+        const SIGNATURE: &'static Signature = OrderedDict::SIGNATURE;
+    }
+
+    impl Serialize for Wire {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut m = s.serialize_map(Some(self.0.len()))?;
+            for (k, v) in &self.0 {
+                m.serialize_entry(k, v)?;
+            }
+            m.end()
+        }
+    }
+
     #[test]
     fn ordered_dict_keeps_wire_order() {
-        let ctxt = Context::new(Format::DBus, LE, 0);
-        let pairs: Vec<(&str, &str)> = vec![("toolkit", "gtk"), ("b", "2"), ("a", "1")];
-        let map: std::collections::HashMap<&str, &str> = pairs.iter().copied().collect();
-        let bytes = to_bytes(ctxt, &map).unwrap();
+        let pairs = vec![("toolkit", "gtk"), ("z", "2"), ("a", "1"), ("z", "3")];
+        let bytes = to_bytes(Context::new(Format::DBus, LE, 0), &Wire(pairs.clone())).unwrap();
         let (d, _): (OrderedDict, _) = bytes.deserialize().unwrap();
-        let mut got = d.0.clone();
-        got.sort();
-        let mut want: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        want.sort();
-        assert_eq!(got, want);
+        let want: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(d.0, want);
     }
 }

@@ -6,12 +6,16 @@
 //! application into a [`protocol::A11yNode`] tree rooted at `desktop-frame`,
 //! collecting the attributes OSWorld's `_create_atspi_node` collects under
 //! OSWorld's limits; [`render`] turns a walk into the API's
-//! [`A11yTree`](protocol::api::A11yTree) in any of its formats.
+//! [`protocol::api::A11yTree`] in any of its formats.
 //!
 //! # Speed
 //! A sequential walk is no faster than pyatspi: the time goes in round
 //! trips. The walk keeps `concurrency` objects in flight (a handful of calls
-//! each) and asks an object only about the interfaces it has.
+//! each) and asks an object only about the interfaces it has. Under Xvfb on
+//! two shared cores (release build, medians): gtk3-widget-factory, 261
+//! nodes, 114 ms against pyatspi's 530 ms; a LibreOffice Calc sheet, 3001
+//! nodes, 1.6 s against 10.2 s. Past 16 objects in flight the application,
+//! answering one call at a time, is the bottleneck.
 //!
 //! # Never hanging
 //! Each call waits at most [`CALL_TIMEOUT`] (and never past the walk's
@@ -29,10 +33,14 @@
 //!   the extents, only leaves that part out here).
 //! - Text is read with `GetText(0, -1)`, "to the end", instead of
 //!   `CharacterCount` then `GetText(0, count)`.
-//! - The Calc table scan batches its probes and gives up after
-//!   [`walk::MAX_CALC_PROBES`] of them (noted in `truncated`).
+//! - The Calc table scan (only showing cells) follows OSWorld's rules, but
+//!   takes the row stride from the table's `NColumns` rather than from
+//!   `libreoffice --version`, sends its probes in batches, stops at the first
+//!   error (OSWorld loses the table there) and gives up after
+//!   [`walk::MAX_CALC_PROBES`] probes (noted in `truncated`).
 //! - GTK4 reports window-relative extents; they are passed on as GTK4 gives
-//!   them, as pyatspi does (no correction by the window position).
+//!   them, as pyatspi does. Not corrected by the window position: the test
+//!   image has no GTK4 application to check a correction against.
 //! - What XML cannot hold is cleaned at rendering (see `protocol::a11y::xml`).
 
 mod dbus;
@@ -185,10 +193,12 @@ impl A11y {
             )
             .await
             .map_err(|e| match e {
-                dbus::CallError::Timeout => A11yError::Timeout(format!(
-                    "the AT-SPI registry did not answer within {} ms",
-                    timeout.as_millis()
-                )),
+                dbus::CallError::Timeout | dbus::CallError::Deadline => {
+                    A11yError::Timeout(format!(
+                        "the AT-SPI registry did not answer within {} ms",
+                        timeout.as_millis()
+                    ))
+                }
                 dbus::CallError::Failed(e) => A11yError::Registry(e),
             })?;
         Ok(apps.len())

@@ -4,7 +4,8 @@
 //! fetch is two rounds of concurrent calls: first what every object answers
 //! (properties, role, state, attributes, interfaces), then only what its
 //! interfaces and states call for (extents, text, value, actions, children),
-//! so GTK never sees a call on an interface the object lacks. The results
+//! so GTK never sees a call on an interface the object lacks; objects with
+//! actions take a third round for the action names. The results
 //! land in an arena in child order; the tree is assembled at the end from
 //! whatever arrived, so a cut walk still gives a consistent tree.
 //!
@@ -23,7 +24,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use protocol::a11y::{A11yNode, ActionInfo, Extents, ValueInfo};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use zbus::zvariant::{OwnedObjectPath, OwnedValue};
 
@@ -32,7 +33,7 @@ use zbus::zvariant::{OwnedObjectPath, OwnedValue};
 pub const MAX_DEPTH: u32 = 50;
 pub const MAX_WIDTH: usize = 1024;
 
-/// The Calc table scan (see [`Walker::calc_cells`]) gives up after this many
+/// The Calc table scan (`Walker::calc_cells`) gives up after this many
 /// cell probes; OSWorld's loop can make 250 000 when no cell is showing.
 pub const MAX_CALC_PROBES: usize = 20_000;
 
@@ -71,6 +72,8 @@ enum Outcome {
     Failed,
     /// The application did not answer in time.
     Timeout,
+    /// The walk's deadline came first.
+    Deadline,
     /// The bus connection itself failed.
     Bus(zbus::Error),
 }
@@ -122,11 +125,19 @@ impl<'a> Walker<'a> {
         if token.is_cancelled() {
             return Err(CallError::Timeout);
         }
+        // Near the deadline the wait is shorter; running out of it then is
+        // the walk's timeout, not the application's fault.
         let left = self.deadline.saturating_duration_since(Instant::now());
-        let limit = CALL_TIMEOUT.min(left);
-        tokio::select! {
-            r = self.bus.call(dest, path, iface, method, body, limit) => r,
+        let by_deadline = left < CALL_TIMEOUT;
+        let r = tokio::select! {
+            r = self.bus.call(dest, path, iface, method, body, CALL_TIMEOUT.min(left)) => r,
             _ = token.cancelled() => Err(CallError::Timeout),
+        };
+        match r {
+            Err(CallError::Timeout) if by_deadline && !token.is_cancelled() => {
+                Err(CallError::Deadline)
+            }
+            r => r,
         }
     }
 
@@ -159,7 +170,7 @@ impl<'a> Walker<'a> {
             .await
         {
             Ok(apps) => apps,
-            Err(CallError::Timeout) => {
+            Err(CallError::Timeout | CallError::Deadline) => {
                 return Err(A11yError::Timeout(format!(
                     "the AT-SPI registry did not list the applications within {} ms",
                     CALL_TIMEOUT.min(self.opts.timeout).as_millis()
@@ -222,12 +233,15 @@ impl<'a> Walker<'a> {
             }
             let next = tokio::select! {
                 next = in_flight.next() => next,
-                _ = tokio::time::sleep_until(deadline) => {
-                    reasons.push(format!("timeout: stopped after {} ms", self.opts.timeout.as_millis()));
-                    break;
-                }
+                _ = tokio::time::sleep_until(deadline) => None,
             };
-            let Some((job, outcome)) = next else { continue };
+            let Some((job, outcome)) = next.filter(|(_, o)| !matches!(o, Outcome::Deadline)) else {
+                reasons.push(format!(
+                    "timeout: stopped after {} ms",
+                    self.opts.timeout.as_millis()
+                ));
+                break;
+            };
             match outcome {
                 Outcome::Node {
                     node,
@@ -268,6 +282,7 @@ impl<'a> Walker<'a> {
                     }
                 }
                 Outcome::Bus(e) => return Err(A11yError::Bus(e)),
+                Outcome::Deadline => unreachable!("filtered out above"),
             }
         }
         drop(in_flight);
@@ -301,8 +316,9 @@ impl<'a> Walker<'a> {
     /// "\"gtk3-demo\" (:1.23, pid 4242)": the name the application gave, or
     /// its process name when it never answered.
     async fn describe_app(&self, dest: &str, name: Option<&String>) -> String {
+        // The bus daemon answers this, not the application.
         let pid: Option<u32> = tokio::time::timeout(
-            CALL_TIMEOUT,
+            Duration::from_millis(500),
             self.bus.conn.call_method(
                 Some("org.freedesktop.DBus"),
                 "/org/freedesktop/DBus",
@@ -466,11 +482,11 @@ impl<'a> Walker<'a> {
                 width,
                 height,
             }),
-            Err(o) => return o,
+            Err(e) => return failure(e),
         };
         let text = match optional(text) {
             Ok(t) => t.map(|t| t.replace(['\u{FFFC}', '\u{FFFD}'], "")),
-            Err(o) => return o,
+            Err(e) => return failure(e),
         };
         let value = match optional(value) {
             Ok(v) => v.and_then(|props| {
@@ -481,15 +497,15 @@ impl<'a> Walker<'a> {
                     step: dbus::number(&props, "MinimumIncrement")?,
                 })
             }),
-            Err(o) => return o,
+            Err(e) => return failure(e),
         };
         let actions = match optional(actions) {
             Ok(a) => a.unwrap_or_default(),
-            Err(o) => return o,
+            Err(e) => return failure(e),
         };
         let (children, note) = match optional(children) {
             Ok(c) => c.unwrap_or_default(),
-            Err(o) => return o,
+            Err(e) => return failure(e),
         };
 
         let node = A11yNode {
@@ -736,6 +752,7 @@ fn is_object_error(e: &zbus::Error) -> bool {
 fn failure(e: CallError) -> Outcome {
     match e {
         CallError::Timeout => Outcome::Timeout,
+        CallError::Deadline => Outcome::Deadline,
         CallError::Failed(e) if is_object_error(&e) => Outcome::Failed,
         CallError::Failed(e) => Outcome::Bus(e),
     }
@@ -743,10 +760,9 @@ fn failure(e: CallError) -> Outcome {
 
 /// An optional part: a refusal is "absent", a timeout or bus failure ends
 /// the fetch.
-fn optional<T>(r: Result<Option<T>, CallError>) -> Result<Option<T>, Outcome> {
+fn optional<T>(r: Result<Option<T>, CallError>) -> Result<Option<T>, CallError> {
     match r {
-        Ok(v) => Ok(v),
         Err(CallError::Failed(e)) if is_object_error(&e) => Ok(None),
-        Err(e) => Err(failure(e)),
+        r => r,
     }
 }

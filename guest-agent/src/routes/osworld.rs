@@ -10,8 +10,15 @@
 //! - activating or closing a window that does not exist answers 404 instead
 //!   of a silent 200.
 
+// Helpers here return the finished error `Response` as their `Err`: it is
+// built at most once per request and returned straight away, so its size
+// does not matter.
+#![allow(clippy::result_large_err)]
+
 use crate::error::ApiError;
-use crate::routes::v1::{describe_match, exec_error, find_windows, run_actions, stream_file, with_windows};
+use crate::routes::v1::{
+    describe_match, exec_error, find_windows, run_actions, stream_file, with_windows,
+};
 use crate::server::{Shared, JSON_LIMIT, UPLOAD_LIMIT, WINDOW_TIMEOUT};
 use crate::{exec, files};
 use axum::body::Bytes;
@@ -19,8 +26,11 @@ use axum::extract::{DefaultBodyLimit, Multipart, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Form, Json, Router};
-use protocol::api::{A11yFormat, A11yQuery, Command, ExecRequest, ImageFormat, LaunchRequest, OpenRequest, RecordingStart, WindowMatch};
+use axum::{Json, Router};
+use protocol::api::{
+    A11yFormat, A11yQuery, Command, ExecRequest, ImageFormat, LaunchRequest, OpenRequest,
+    RecordingStart, WindowMatch,
+};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -31,7 +41,10 @@ pub fn router() -> Router<Shared> {
         .route("/execute", post(execute))
         .route("/setup/execute", post(execute))
         .route("/setup/launch", post(launch))
-        .route("/setup/upload", post(upload).layer(DefaultBodyLimit::max(UPLOAD_LIMIT)))
+        .route(
+            "/setup/upload",
+            post(upload).layer(DefaultBodyLimit::max(UPLOAD_LIMIT)),
+        )
         .route("/file", post(file))
         .route("/setup/open_file", post(open_file))
         .route("/setup/activate_window", post(activate_window))
@@ -50,7 +63,11 @@ pub fn router() -> Router<Shared> {
 
 /// OSWorld's error shape for its JSON routes: `{status: "error", message}`.
 fn osworld_error(status: StatusCode, message: impl Into<String>) -> Response {
-    (status, Json(json!({"status": "error", "message": message.into()}))).into_response()
+    (
+        status,
+        Json(json!({"status": "error", "message": message.into()})),
+    )
+        .into_response()
 }
 
 /// Parses a JSON body leniently (OSWorld's Flask uses `request.json`), with a
@@ -82,7 +99,10 @@ async fn accessibility(State(s): State<Shared>) -> Result<Json<Value>, ApiError>
         })
         .await?;
     if tree.truncated {
-        tracing::warn!("/accessibility: tree truncated: {}", tree.reason.as_deref().unwrap_or("?"));
+        tracing::warn!(
+            "/accessibility: tree truncated: {}",
+            tree.reason.as_deref().unwrap_or("?")
+        );
     }
     Ok(Json(json!({"AT": tree.text.unwrap_or_default()})))
 }
@@ -91,14 +111,22 @@ async fn accessibility(State(s): State<Shared>) -> Result<Json<Value>, ApiError>
 /// shlex-split, and `~/` at the start of an argument is expanded.
 fn command_of(m: &serde_json::Map<String, Value>, route: &str) -> Result<Command, Response> {
     let shell = m.get("shell").and_then(Value::as_bool).unwrap_or(false);
-    let bad = |what: &str| osworld_error(StatusCode::BAD_REQUEST, format!("{route}: \"command\" {what}"));
+    let bad = |what: &str| {
+        osworld_error(
+            StatusCode::BAD_REQUEST,
+            format!("{route}: \"command\" {what}"),
+        )
+    };
     match m.get("command") {
         Some(Value::String(s)) if shell => Ok(Command::Shell(s.clone())),
         Some(Value::String(s)) => shlex::split(s)
             .map(Command::Argv)
             .ok_or_else(|| bad("has unbalanced quotes")),
         Some(Value::Array(items)) => {
-            let argv: Option<Vec<String>> = items.iter().map(|v| v.as_str().map(str::to_string)).collect();
+            let argv: Option<Vec<String>> = items
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect();
             match argv {
                 Some(a) if a.is_empty() => Err(bad("is an empty list")),
                 Some(a) if shell => Ok(Command::Shell(a.join(" "))),
@@ -114,8 +142,12 @@ fn command_of(m: &serde_json::Map<String, Value>, route: &str) -> Result<Command
 /// OSWorld's action wrapper: `python -c "import pyautogui; import time;
 /// pyautogui.FAILSAFE = False; <code>"`. Returns the code when `cmd` is one.
 fn pyautogui_code(cmd: &Command) -> Option<&str> {
-    let Command::Argv(argv) = cmd else { return None };
-    let [py, flag, code] = argv.as_slice() else { return None };
+    let Command::Argv(argv) = cmd else {
+        return None;
+    };
+    let [py, flag, code] = argv.as_slice() else {
+        return None;
+    };
     let is_python = matches!(py.rsplit('/').next(), Some("python" | "python3"));
     (is_python && flag == "-c" && code.contains("import pyautogui")).then_some(code.as_str())
 }
@@ -133,7 +165,10 @@ async fn execute(State(s): State<Shared>, body: Bytes) -> Response {
     if let Some(code) = pyautogui_code(&command) {
         if let Ok(actions) = protocol::pyautogui::parse(code) {
             return match run_actions(&s, actions, None).await {
-                Ok(_) => Json(json!({"status": "success", "output": "", "error": "", "returncode": 0})).into_response(),
+                Ok(_) => {
+                    Json(json!({"status": "success", "output": "", "error": "", "returncode": 0}))
+                        .into_response()
+                }
                 Err(e) => osworld_error(e.status, e.message),
             };
         }
@@ -148,7 +183,10 @@ async fn execute(State(s): State<Shared>, body: Bytes) -> Response {
     match exec::run(&req).await {
         Ok(out) if out.timed_out => osworld_error(
             StatusCode::INTERNAL_SERVER_ERROR,
-            format!("Command timed out after 120 seconds; stdout so far: {}", out.stdout),
+            format!(
+                "Command timed out after 120 seconds; stdout so far: {}",
+                out.stdout
+            ),
         ),
         Ok(out) => Json(json!({
             "status": "success",
@@ -188,23 +226,41 @@ async fn launch(body: Bytes) -> Response {
 async fn upload(mut form: Multipart) -> Response {
     let mut path: Option<String> = None;
     let mut written = None;
-    let missing = || (StatusCode::BAD_REQUEST, Json(json!({"error": "file_path and file_data are required"}))).into_response();
+    let missing = || {
+        (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": "file_path and file_data are required"})),
+        )
+            .into_response()
+    };
     loop {
         let field = match form.next_field().await {
             Ok(Some(f)) => f,
             Ok(None) => break,
             Err(e) => {
-                return (StatusCode::BAD_REQUEST, Json(json!({"error": format!("bad multipart body: {e}")}))).into_response()
+                return (
+                    StatusCode::BAD_REQUEST,
+                    Json(json!({"error": format!("bad multipart body: {e}")})),
+                )
+                    .into_response()
             }
         };
         match field.name() {
             Some("file_path") => match field.text().await {
                 Ok(t) => path = Some(t),
-                Err(e) => return (StatusCode::BAD_REQUEST, Json(json!({"error": format!("file_path: {e}")}))).into_response(),
+                Err(e) => {
+                    return (
+                        StatusCode::BAD_REQUEST,
+                        Json(json!({"error": format!("file_path: {e}")})),
+                    )
+                        .into_response()
+                }
             },
             Some("file_data") => {
                 // OSWorld's client sends file_path first; the data is streamed to it.
-                let Some(p) = path.clone() else { return missing() };
+                let Some(p) = path.clone() else {
+                    return missing();
+                };
                 let stream = futures::StreamExt::map(field, |r| r.map_err(|e| e.to_string()));
                 match files::write_atomic(&p, stream, Some(UPLOAD_LIMIT as u64)).await {
                     Ok(w) => written = Some(w),
@@ -231,15 +287,25 @@ struct FileForm {
     file_path: Option<String>,
 }
 
-async fn file(Form(f): Form<FileForm>) -> Response {
-    let Some(path) = f.file_path else {
-        return (StatusCode::BAD_REQUEST, Json(json!({"error": "file_path is required"}))).into_response();
+/// The form is read by hand: a request with no body (no content type) is a
+/// missing field, as in Flask, not an unsupported media type.
+async fn file(body: Bytes) -> Response {
+    let form: FileForm =
+        serde_urlencoded::from_bytes(&body).unwrap_or(FileForm { file_path: None });
+    let Some(path) = form.file_path.filter(|p| !p.is_empty()) else {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": "file_path is required"})),
+        )
+            .into_response();
     };
     match stream_file(&path).await {
         Ok(r) => r,
-        Err(e) if e.status == StatusCode::NOT_FOUND => {
-            (StatusCode::NOT_FOUND, Json(json!({"error": "File not found", "message": e.message}))).into_response()
-        }
+        Err(e) if e.status == StatusCode::NOT_FOUND => (
+            StatusCode::NOT_FOUND,
+            Json(json!({"error": "File not found", "message": e.message})),
+        )
+            .into_response(),
         Err(e) => (e.status, Json(json!({"error": e.message}))).into_response(),
     }
 }
@@ -249,7 +315,11 @@ async fn open_file(State(s): State<Shared>, body: Bytes) -> Response {
         Ok(m) => m,
         Err(r) => return r,
     };
-    let Some(path) = m.get("path").and_then(Value::as_str).filter(|p| !p.is_empty()) else {
+    let Some(path) = m
+        .get("path")
+        .and_then(Value::as_str)
+        .filter(|p| !p.is_empty())
+    else {
         return (StatusCode::BAD_REQUEST, "Path not supplied!").into_response();
     };
     let req = OpenRequest {
@@ -291,7 +361,13 @@ async fn activate_window(State(s): State<Shared>, body: Bytes) -> Response {
     let what = describe_match(&m);
     let found = match find_windows(&s, m).await {
         Ok(f) => f,
-        Err(_) => return (StatusCode::NOT_FOUND, format!("Window not found: no window matches {what}")).into_response(),
+        Err(_) => {
+            return (
+                StatusCode::NOT_FOUND,
+                format!("Window not found: no window matches {what}"),
+            )
+                .into_response()
+        }
     };
     let id = found[0].id;
     match with_windows(&s, WINDOW_TIMEOUT, move |w| w.activate(id)).await {
@@ -308,7 +384,13 @@ async fn close_window(State(s): State<Shared>, body: Bytes) -> Response {
     let what = describe_match(&m);
     let found = match find_windows(&s, m).await {
         Ok(f) => f,
-        Err(_) => return (StatusCode::NOT_FOUND, format!("Window not found: no window matches {what}")).into_response(),
+        Err(_) => {
+            return (
+                StatusCode::NOT_FOUND,
+                format!("Window not found: no window matches {what}"),
+            )
+                .into_response()
+        }
     };
     // wmctrl -c closes the first match; so does this.
     let id = found[0].id;
@@ -324,7 +406,11 @@ async fn list_directory(body: Bytes) -> Response {
         Err(r) => return r,
     };
     let Some(path) = m.get("path").and_then(Value::as_str) else {
-        return (StatusCode::BAD_REQUEST, Json(json!({"error": "Missing 'path' parameter"}))).into_response();
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": "Missing 'path' parameter"})),
+        )
+            .into_response();
     };
     match files::list_tree(path).await {
         Ok(tree) => Json(json!({"directory_tree": tree})).into_response(),
@@ -370,8 +456,11 @@ async fn start_recording(State(s): State<Shared>) -> Response {
         fps: Some(30),
     };
     match s.recorder.start(&req, &s.config.display, s.screen).await {
-        Ok(_) => Json(json!({"status": "success", "message": "Started recording successfully."})).into_response(),
-        Err(crate::recording::RecordingError::AlreadyRecording { .. }) => osworld_error(StatusCode::BAD_REQUEST, "Recording is already in progress."),
+        Ok(_) => Json(json!({"status": "success", "message": "Started recording successfully."}))
+            .into_response(),
+        Err(crate::recording::RecordingError::AlreadyRecording { .. }) => {
+            osworld_error(StatusCode::BAD_REQUEST, "Recording is already in progress.")
+        }
         Err(e) => osworld_error(StatusCode::INTERNAL_SERVER_ERROR, crate::error::chain(&e)),
     }
 }
@@ -388,7 +477,9 @@ async fn end_recording(State(s): State<Shared>) -> Response {
             }
             Err(e) => osworld_error(e.status, e.message),
         },
-        Err(crate::recording::RecordingError::NotRecording) => osworld_error(StatusCode::BAD_REQUEST, "No recording in progress to stop."),
+        Err(crate::recording::RecordingError::NotRecording) => {
+            osworld_error(StatusCode::BAD_REQUEST, "No recording in progress to stop.")
+        }
         Err(e) => osworld_error(StatusCode::INTERNAL_SERVER_ERROR, crate::error::chain(&e)),
     }
 }
@@ -398,7 +489,11 @@ async fn run_python(State(s): State<Shared>, body: Bytes) -> Response {
         Ok(m) => m,
         Err(r) => return r,
     };
-    let Some(code) = m.get("code").and_then(Value::as_str).filter(|c| !c.is_empty()) else {
+    let Some(code) = m
+        .get("code")
+        .and_then(Value::as_str)
+        .filter(|c| !c.is_empty())
+    else {
         return osworld_error(StatusCode::BAD_REQUEST, "Code not supplied!");
     };
     let req = ExecRequest {
@@ -432,7 +527,11 @@ async fn run_python(State(s): State<Shared>, body: Bytes) -> Response {
             }
             if code != 0 && error.is_empty() {
                 error = format!("Process exited with code {code}");
-                message = if message.is_empty() { error.clone() } else { format!("{message}\n{error}") };
+                message = if message.is_empty() {
+                    error.clone()
+                } else {
+                    format!("{message}\n{error}")
+                };
             }
             Json(json!({
                 "status": if code == 0 { "success" } else { "error" },
@@ -454,17 +553,32 @@ async fn run_bash_script(body: Bytes) -> Response {
         Err(r) => return r,
     };
     let fail = |status: StatusCode, output: String| {
-        (status, Json(json!({"status": "error", "output": output, "error": "", "returncode": -1}))).into_response()
+        (
+            status,
+            Json(json!({"status": "error", "output": output, "error": "", "returncode": -1})),
+        )
+            .into_response()
     };
-    let Some(script) = m.get("script").and_then(Value::as_str).filter(|c| !c.is_empty()) else {
+    let Some(script) = m
+        .get("script")
+        .and_then(Value::as_str)
+        .filter(|c| !c.is_empty())
+    else {
         return fail(StatusCode::BAD_REQUEST, "Script not supplied!".into());
     };
-    let timeout_s = m.get("timeout").and_then(Value::as_f64).unwrap_or(100.0).clamp(0.001, 3600.0);
+    let timeout_s = m
+        .get("timeout")
+        .and_then(Value::as_f64)
+        .unwrap_or(100.0)
+        .clamp(0.001, 3600.0);
     let cwd = match m.get("working_dir").and_then(Value::as_str) {
         Some(d) => {
             let d = files::expand(d);
             if !d.is_dir() {
-                return fail(StatusCode::BAD_REQUEST, format!("Working directory does not exist: {}", d.display()));
+                return fail(
+                    StatusCode::BAD_REQUEST,
+                    format!("Working directory does not exist: {}", d.display()),
+                );
             }
             Some(d.to_string_lossy().into_owned())
         }
@@ -472,7 +586,11 @@ async fn run_bash_script(body: Bytes) -> Response {
     };
     // stderr merged into stdout, as OSWorld does.
     let req = ExecRequest {
-        command: Command::Argv(vec!["/bin/bash".into(), "-c".into(), format!("exec 2>&1\n{script}")]),
+        command: Command::Argv(vec![
+            "/bin/bash".into(),
+            "-c".into(),
+            format!("exec 2>&1\n{script}"),
+        ]),
         timeout_ms: Some((timeout_s * 1000.0) as u64),
         cwd,
         env: Default::default(),
@@ -493,7 +611,10 @@ async fn run_bash_script(body: Bytes) -> Response {
             }))
             .into_response()
         }
-        Err(e) => fail(StatusCode::INTERNAL_SERVER_ERROR, format!("Failed to execute script: {}", exec_error(e).message)),
+        Err(e) => fail(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("Failed to execute script: {}", exec_error(e).message),
+        ),
     }
 }
 
@@ -506,7 +627,8 @@ mod tests {
         let cmd = Command::Argv(vec![
             "python".into(),
             "-c".into(),
-            "import pyautogui; import time; pyautogui.FAILSAFE = False; pyautogui.click(1, 2)".into(),
+            "import pyautogui; import time; pyautogui.FAILSAFE = False; pyautogui.click(1, 2)"
+                .into(),
         ]);
         assert!(pyautogui_code(&cmd).is_some());
         let other = Command::Argv(vec!["python3".into(), "-c".into(), "print(1)".into()]);
@@ -519,7 +641,11 @@ mod tests {
         let m = |v: Value| v.as_object().unwrap().clone();
         let c = command_of(&m(json!({"command": "echo 'a b'"})), "/execute").unwrap();
         assert_eq!(c, Command::Argv(vec!["echo".into(), "a b".into()]));
-        let c = command_of(&m(json!({"command": "echo $HOME", "shell": true})), "/execute").unwrap();
+        let c = command_of(
+            &m(json!({"command": "echo $HOME", "shell": true})),
+            "/execute",
+        )
+        .unwrap();
         assert_eq!(c, Command::Shell("echo $HOME".into()));
         assert!(command_of(&m(json!({"command": 5})), "/execute").is_err());
         assert!(command_of(&m(json!({})), "/execute").is_err());

@@ -1,7 +1,9 @@
 //! The native API under `/v1` (documented in `guest-agent/openapi.yaml`).
 
 use crate::error::ApiError;
-use crate::server::{blocking, ms_since, JsonBody, QueryArgs, Shared, JSON_LIMIT, UPLOAD_LIMIT, WINDOW_TIMEOUT};
+use crate::server::{
+    blocking, ms_since, JsonBody, QueryArgs, Shared, JSON_LIMIT, UPLOAD_LIMIT, WINDOW_TIMEOUT,
+};
 use crate::windows::Windows;
 use crate::{exec, files, settle};
 use axum::body::Body;
@@ -32,7 +34,9 @@ pub fn router() -> Router<Shared> {
         .route("/v1/windows/close", post(windows_close))
         .route(
             "/v1/files",
-            get(file_get).put(file_put).layer(DefaultBodyLimit::max(UPLOAD_LIMIT)),
+            get(file_get)
+                .put(file_put)
+                .layer(DefaultBodyLimit::max(UPLOAD_LIMIT)),
         )
         .route("/v1/files/list", get(file_list))
         .route("/v1/recording/start", post(recording_start))
@@ -77,16 +81,28 @@ fn header_value(v: impl ToString) -> HeaderValue {
     HeaderValue::from_str(&v.to_string()).unwrap_or(HeaderValue::from_static("?"))
 }
 
-async fn screenshot(State(s): State<Shared>, QueryArgs(q): QueryArgs<ScreenshotQuery>) -> Result<Response, ApiError> {
+async fn screenshot(
+    State(s): State<Shared>,
+    QueryArgs(q): QueryArgs<ScreenshotQuery>,
+) -> Result<Response, ApiError> {
     check_quality(q.quality)?;
     let (bytes, frame, encode_ms) = s.screenshot(q.format, q.quality).await?;
     let mut h = HeaderMap::new();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(q.format.mime()));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(q.format.mime()),
+    );
     h.insert("x-frame-width", header_value(frame.width));
     h.insert("x-frame-height", header_value(frame.height));
-    h.insert("x-capture-ms", header_value(format!("{:.3}", frame.capture_ms)));
+    h.insert(
+        "x-capture-ms",
+        header_value(format!("{:.3}", frame.capture_ms)),
+    );
     h.insert("x-encode-ms", header_value(format!("{encode_ms:.3}")));
-    h.insert("x-cursor", header_value(format!("{},{}", frame.cursor.0, frame.cursor.1)));
+    h.insert(
+        "x-cursor",
+        header_value(format!("{},{}", frame.cursor.0, frame.cursor.1)),
+    );
     Ok((h, bytes).into_response())
 }
 
@@ -100,11 +116,17 @@ fn check_quality(q: Option<u8>) -> Result<(), ApiError> {
     }
 }
 
-async fn a11y(State(s): State<Shared>, QueryArgs(q): QueryArgs<A11yQuery>) -> Result<Json<A11yTree>, ApiError> {
+async fn a11y(
+    State(s): State<Shared>,
+    QueryArgs(q): QueryArgs<A11yQuery>,
+) -> Result<Json<A11yTree>, ApiError> {
     Ok(Json(s.a11y_tree(&q).await?))
 }
 
-async fn observe(State(s): State<Shared>, JsonBody(req): JsonBody<ObserveRequest>) -> Result<Json<Observation>, ApiError> {
+async fn observe(
+    State(s): State<Shared>,
+    JsonBody(req): JsonBody<ObserveRequest>,
+) -> Result<Json<Observation>, ApiError> {
     check_quality(req.quality)?;
     let t = Instant::now();
     let shot = async {
@@ -173,7 +195,11 @@ fn batch_limit(actions: &[Action]) -> Duration {
 }
 
 /// Runs actions natively, then settles if asked. Shared with OSWorld's `/execute`.
-pub async fn run_actions(s: &Shared, actions: Vec<Action>, settle_req: Option<Settle>) -> Result<ActionsResponse, ApiError> {
+pub async fn run_actions(
+    s: &Shared,
+    actions: Vec<Action>,
+    settle_req: Option<Settle>,
+) -> Result<ActionsResponse, ApiError> {
     let t = Instant::now();
     let injector = s.injector.clone();
     let limit = batch_limit(&actions);
@@ -181,8 +207,12 @@ pub async fn run_actions(s: &Shared, actions: Vec<Action>, settle_req: Option<Se
     let outcome = blocking("the action batch", limit, move || {
         injector.run(actions).map_err(|e| {
             let (status, code) = match &e {
-                crate::input::InputError::OffScreen { .. } => (StatusCode::BAD_REQUEST, "off_screen"),
-                crate::input::InputError::UnknownKey { .. } => (StatusCode::BAD_REQUEST, "unknown_key"),
+                crate::input::InputError::OffScreen { .. } => {
+                    (StatusCode::BAD_REQUEST, "off_screen")
+                }
+                crate::input::InputError::UnknownKey { .. } => {
+                    (StatusCode::BAD_REQUEST, "unknown_key")
+                }
                 crate::input::InputError::Invalid { .. } => (StatusCode::BAD_REQUEST, "bad_action"),
                 _ => (StatusCode::INTERNAL_SERVER_ERROR, "input_failed"),
             };
@@ -193,11 +223,17 @@ pub async fn run_actions(s: &Shared, actions: Vec<Action>, settle_req: Option<Se
     let settle = match settle_req {
         Some(st) if outcome.terminal.is_none() || outcome.executed > 0 => {
             let cap = s.capturer.clone();
-            let limit = Duration::from_millis(st.max_ms.min(settle::MAX_SETTLE_MS)) + Duration::from_secs(10);
+            let limit = Duration::from_millis(st.max_ms.min(settle::MAX_SETTLE_MS))
+                + Duration::from_secs(10);
             Some(
                 blocking("settling", limit, move || {
-                    settle::wait_quiet(&cap, &st)
-                        .map_err(|e| ApiError::from_chain(StatusCode::INTERNAL_SERVER_ERROR, "capture_failed", &e))
+                    settle::wait_quiet(&cap, &st).map_err(|e| {
+                        ApiError::from_chain(
+                            StatusCode::INTERNAL_SERVER_ERROR,
+                            "capture_failed",
+                            &e,
+                        )
+                    })
                 })
                 .await?,
             )
@@ -215,14 +251,20 @@ pub async fn run_actions(s: &Shared, actions: Vec<Action>, settle_req: Option<Se
     })
 }
 
-async fn actions(State(s): State<Shared>, JsonBody(req): JsonBody<ActionsRequest>) -> Result<Json<ActionsResponse>, ApiError> {
+async fn actions(
+    State(s): State<Shared>,
+    JsonBody(req): JsonBody<ActionsRequest>,
+) -> Result<Json<ActionsResponse>, ApiError> {
     Ok(Json(run_actions(&s, req.actions, req.settle).await?))
 }
 
 /// Prefix the fallback gives code, as OSWorld's controller does.
 pub const PYAUTOGUI_PRELUDE: &str = "import pyautogui; import time; pyautogui.FAILSAFE = False\n";
 
-async fn pyautogui(State(s): State<Shared>, JsonBody(req): JsonBody<PyautoguiRequest>) -> Result<Json<ActionsResponse>, ApiError> {
+async fn pyautogui(
+    State(s): State<Shared>,
+    JsonBody(req): JsonBody<PyautoguiRequest>,
+) -> Result<Json<ActionsResponse>, ApiError> {
     match protocol::pyautogui::parse(&req.code) {
         Ok(actions) => Ok(Json(run_actions(&s, actions, req.settle).await?)),
         Err(e) if e.is_outside_subset() && s.config.python_fallback => {
@@ -279,8 +321,15 @@ async fn launch(JsonBody(req): JsonBody<LaunchRequest>) -> Result<Json<LaunchRes
     Ok(Json(LaunchResponse { pid }))
 }
 
-async fn open(State(s): State<Shared>, JsonBody(req): JsonBody<OpenRequest>) -> Result<Json<OpenResponse>, ApiError> {
-    Ok(Json(exec::open(&req, &s.config.display).await.map_err(exec_error)?))
+async fn open(
+    State(s): State<Shared>,
+    JsonBody(req): JsonBody<OpenRequest>,
+) -> Result<Json<OpenResponse>, ApiError> {
+    Ok(Json(
+        exec::open(&req, &s.config.display)
+            .await
+            .map_err(exec_error)?,
+    ))
 }
 
 pub fn window_error(e: crate::windows::WindowError) -> ApiError {
@@ -314,11 +363,17 @@ async fn windows_list(State(s): State<Shared>) -> Result<Json<WindowsResponse>, 
 
 fn check_match(m: &WindowMatch) -> Result<Duration, ApiError> {
     if m.title.is_none() && m.class.is_none() {
-        return Err(ApiError::bad_request("bad_request", "give a window \"title\" or \"class\" to match"));
+        return Err(ApiError::bad_request(
+            "bad_request",
+            "give a window \"title\" or \"class\" to match",
+        ));
     }
     let wait = m.timeout_ms.unwrap_or(0);
     if wait > 600_000 {
-        return Err(ApiError::bad_request("bad_request", "timeout_ms must be at most 600000"));
+        return Err(ApiError::bad_request(
+            "bad_request",
+            "timeout_ms must be at most 600000",
+        ));
     }
     Ok(Duration::from_millis(wait))
 }
@@ -339,7 +394,11 @@ pub async fn find_windows(s: &Shared, m: WindowMatch) -> Result<Vec<WindowInfo>,
                 format!(
                     "no window matches {}{}",
                     describe_match(&m),
-                    if wait.is_zero() { String::new() } else { format!(" within {} ms", wait.as_millis()) }
+                    if wait.is_zero() {
+                        String::new()
+                    } else {
+                        format!(" within {} ms", wait.as_millis())
+                    }
                 ),
             ));
         }
@@ -356,18 +415,30 @@ pub fn describe_match(m: &WindowMatch) -> String {
     }
 }
 
-async fn windows_activate(State(s): State<Shared>, JsonBody(m): JsonBody<WindowMatch>) -> Result<Json<WindowInfo>, ApiError> {
+async fn windows_activate(
+    State(s): State<Shared>,
+    JsonBody(m): JsonBody<WindowMatch>,
+) -> Result<Json<WindowInfo>, ApiError> {
     let found = find_windows(&s, m).await?;
     let first = found[0].clone();
     let id = first.id;
     with_windows(&s, WINDOW_TIMEOUT, move |w| w.activate(id)).await?;
-    Ok(Json(WindowInfo { active: true, ..first }))
+    Ok(Json(WindowInfo {
+        active: true,
+        ..first
+    }))
 }
 
-async fn windows_close(State(s): State<Shared>, JsonBody(m): JsonBody<WindowMatch>) -> Result<Json<WindowsResponse>, ApiError> {
+async fn windows_close(
+    State(s): State<Shared>,
+    JsonBody(m): JsonBody<WindowMatch>,
+) -> Result<Json<WindowsResponse>, ApiError> {
     let found = find_windows(&s, m).await?;
     let ids: Vec<u32> = found.iter().map(|w| w.id).collect();
-    with_windows(&s, WINDOW_TIMEOUT, move |w| ids.iter().try_for_each(|id| w.close(*id))).await?;
+    with_windows(&s, WINDOW_TIMEOUT, move |w| {
+        ids.iter().try_for_each(|id| w.close(*id))
+    })
+    .await?;
     Ok(Json(WindowsResponse { windows: found }))
 }
 
@@ -395,7 +466,10 @@ pub async fn stream_file(path: &str) -> Result<Response, ApiError> {
     let (file, len) = files::open_read(path).await.map_err(file_error)?;
     let body = Body::from_stream(tokio_util::io::ReaderStream::new(file));
     let mut h = HeaderMap::new();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream"));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
     h.insert(header::CONTENT_LENGTH, header_value(len));
     Ok((h, body).into_response())
 }
@@ -404,7 +478,10 @@ async fn file_get(QueryArgs(q): QueryArgs<PathQuery>) -> Result<Response, ApiErr
     stream_file(&q.path).await
 }
 
-async fn file_put(QueryArgs(q): QueryArgs<PathQuery>, body: Body) -> Result<Json<FileWritten>, ApiError> {
+async fn file_put(
+    QueryArgs(q): QueryArgs<PathQuery>,
+    body: Body,
+) -> Result<Json<FileWritten>, ApiError> {
     let stream = body.into_data_stream();
     Ok(Json(
         files::write_atomic(&q.path, stream, Some(UPLOAD_LIMIT as u64))
@@ -421,18 +498,24 @@ pub fn recording_error(e: crate::recording::RecordingError) -> ApiError {
     use crate::recording::RecordingError as E;
     let (status, code) = match &e {
         E::AlreadyRecording { .. } | E::NotRecording => (StatusCode::CONFLICT, "recording_state"),
-        E::BadFps { .. } | E::BadSize { .. } | E::NoFolder { .. } => (StatusCode::BAD_REQUEST, "bad_request"),
+        E::BadFps { .. } | E::BadSize { .. } | E::NoFolder { .. } => {
+            (StatusCode::BAD_REQUEST, "bad_request")
+        }
         _ => (StatusCode::INTERNAL_SERVER_ERROR, "recording_failed"),
     };
     ApiError::from_chain(status, code, &e)
 }
 
-async fn recording_start(State(s): State<Shared>, body: axum::body::Bytes) -> Result<Json<RecordingStatus>, ApiError> {
+async fn recording_start(
+    State(s): State<Shared>,
+    body: axum::body::Bytes,
+) -> Result<Json<RecordingStatus>, ApiError> {
     // The body is optional: an empty one means the defaults.
     let req: RecordingStart = if body.iter().all(u8::is_ascii_whitespace) {
         RecordingStart::default()
     } else {
-        serde_json::from_slice(&body).map_err(|e| ApiError::bad_request("bad_request", format!("recording options: {e}")))?
+        serde_json::from_slice(&body)
+            .map_err(|e| ApiError::bad_request("bad_request", format!("recording options: {e}")))?
     };
     Ok(Json(
         s.recorder
@@ -446,7 +529,10 @@ async fn recording_stop(State(s): State<Shared>) -> Result<Json<RecordingStatus>
     Ok(Json(s.recorder.stop().await.map_err(recording_error)?))
 }
 
-async fn watch_start(State(s): State<Shared>, JsonBody(req): JsonBody<WatchRequest>) -> Result<Json<WatchStarted>, ApiError> {
+async fn watch_start(
+    State(s): State<Shared>,
+    JsonBody(req): JsonBody<WatchRequest>,
+) -> Result<Json<WatchStarted>, ApiError> {
     s.watcher
         .start(&req)
         .map(Json)
