@@ -53,7 +53,9 @@ start() {
   # Xvfb runs without access control (-ac), but Xlib clients (python-xlib,
   # hence pyautogui) insist on an authority file existing.
   touch "$dir/Xauthority"
-  Xvfb "$disp" -screen 0 1920x1080x24 -nolisten tcp -ac +extension XTEST +extension MIT-SHM \
+  # -noreset: without it the server resets when its last client (the
+  # xdpyinfo probe) leaves, and a client connecting then is refused.
+  Xvfb "$disp" -screen 0 1920x1080x24 -nolisten tcp -noreset -ac +extension XTEST +extension MIT-SHM \
     >"$dir/xvfb.log" 2>&1 &
   echo $! >"$dir/xvfb.pid"
   export DISPLAY=$disp
