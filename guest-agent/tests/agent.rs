@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Agent, Desktop};
+use common::{geometry, poll, poll_or, Agent, Desktop};
 use reqwest::blocking::Client;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -57,54 +57,6 @@ fn has_state(n: &Value, s: &str) -> bool {
     n["states"]
         .as_array()
         .is_some_and(|a| a.iter().any(|v| v == s))
-}
-
-/// Like [`poll`], but None on timeout so the caller can say what it saw.
-fn poll_or<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(v) = f() {
-            return Some(v);
-        }
-        if Instant::now() >= deadline {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(150));
-    }
-}
-
-fn poll<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {limit:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(150));
-    }
-}
-
-/// (x, y, w, h) of a window's client area on the screen, from xwininfo
-/// (xdotool 3.2016 counts the frame offset twice for decorated windows).
-fn geometry(desktop: &Desktop, id: u32) -> (i32, i32, i32, i32) {
-    let out = desktop.run(&["xwininfo", "-id", &id.to_string()]);
-    let val = |k: &str| -> i32 {
-        out.lines()
-            .find_map(|l| l.trim().strip_prefix(k))
-            .unwrap_or_else(|| panic!("no {k} in {out}"))
-            .trim()
-            .parse()
-            .unwrap()
-    };
-    (
-        val("Absolute upper-left X:"),
-        val("Absolute upper-left Y:"),
-        val("Width:"),
-        val("Height:"),
-    )
 }
 
 fn screenshot_rgb(agent: &Agent) -> (u32, u32, Vec<u8>) {

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::Desktop;
+use common::{poll, Desktop};
 use guest_agent::exec;
 use guest_agent::recording::{Recorder, RecordingError};
 use guest_agent::windows::{self, WindowError, Windows};
@@ -19,20 +19,6 @@ fn start_desktop() -> Option<Desktop> {
     static START: Mutex<()> = Mutex::new(());
     let _one = START.lock().unwrap_or_else(|e| e.into_inner());
     Desktop::start()
-}
-
-fn poll<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {limit:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 fn by_class(class: &str) -> WindowMatch {

@@ -33,6 +33,7 @@ use protocol::api::{
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
+use std::time::Duration;
 
 pub fn router() -> Router<Shared> {
     Router::new()
@@ -353,51 +354,42 @@ fn window_match(body: &Bytes, route: &str) -> Result<WindowMatch, Response> {
     })
 }
 
-async fn activate_window(State(s): State<Shared>, body: Bytes) -> Response {
-    let m = match window_match(&body, "/setup/activate_window") {
+/// wmctrl -a / -c semantics: act on the first match; 404 when none matches.
+async fn window_action(s: &Shared, body: &Bytes, route: &str, close: bool) -> Response {
+    let m = match window_match(body, route) {
         Ok(m) => m,
         Err(r) => return r,
     };
     let what = describe_match(&m);
-    let found = match find_windows(&s, m).await {
-        Ok(f) => f,
-        Err(_) => {
-            return (
-                StatusCode::NOT_FOUND,
-                format!("Window not found: no window matches {what}"),
-            )
-                .into_response()
-        }
+    let Ok(found) = find_windows(s, m).await else {
+        return (
+            StatusCode::NOT_FOUND,
+            format!("Window not found: no window matches {what}"),
+        )
+            .into_response();
     };
     let id = found[0].id;
-    match with_windows(&s, WINDOW_TIMEOUT, move |w| w.activate(id)).await {
+    let done = with_windows(s, WINDOW_TIMEOUT, move |w| {
+        if close {
+            w.close(id)
+        } else {
+            w.activate(id)
+        }
+    })
+    .await;
+    match done {
+        Ok(()) if close => "Window closed successfully.".into_response(),
         Ok(()) => "Window activated successfully".into_response(),
         Err(e) => (e.status, e.message).into_response(),
     }
 }
 
+async fn activate_window(State(s): State<Shared>, body: Bytes) -> Response {
+    window_action(&s, &body, "/setup/activate_window", false).await
+}
+
 async fn close_window(State(s): State<Shared>, body: Bytes) -> Response {
-    let m = match window_match(&body, "/setup/close_window") {
-        Ok(m) => m,
-        Err(r) => return r,
-    };
-    let what = describe_match(&m);
-    let found = match find_windows(&s, m).await {
-        Ok(f) => f,
-        Err(_) => {
-            return (
-                StatusCode::NOT_FOUND,
-                format!("Window not found: no window matches {what}"),
-            )
-                .into_response()
-        }
-    };
-    // wmctrl -c closes the first match; so does this.
-    let id = found[0].id;
-    match with_windows(&s, WINDOW_TIMEOUT, move |w| w.close(id)).await {
-        Ok(()) => "Window closed successfully.".into_response(),
-        Err(e) => (e.status, e.message).into_response(),
-    }
+    window_action(&s, &body, "/setup/close_window", true).await
 }
 
 async fn list_directory(body: Bytes) -> Response {
@@ -484,7 +476,7 @@ async fn end_recording(State(s): State<Shared>) -> Response {
     }
 }
 
-async fn run_python(State(s): State<Shared>, body: Bytes) -> Response {
+async fn run_python(body: Bytes) -> Response {
     let m = match json_object(&body, "/run_python") {
         Ok(m) => m,
         Err(r) => return r,
@@ -496,53 +488,11 @@ async fn run_python(State(s): State<Shared>, body: Bytes) -> Response {
     else {
         return osworld_error(StatusCode::BAD_REQUEST, "Code not supplied!");
     };
-    let req = ExecRequest {
-        command: Command::Argv(vec![s.config.python.clone(), "-c".into(), code.to_string()]),
-        timeout_ms: Some(30_000),
-        cwd: None,
-        env: Default::default(),
-        stdin: None,
-    };
-    match exec::run(&req).await {
-        Ok(out) if out.timed_out => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            Json(json!({
-                "status": "error",
-                "message": "Execution timeout: Code took too long to execute",
-                "error": "TimeoutExpired",
-                "need_more": false,
-                "output": null,
-            })),
-        )
-            .into_response(),
-        Ok(out) => {
-            let code = out.exit_code.unwrap_or(-1);
-            let mut error = out.stderr.clone();
-            let mut message = out.stdout.clone();
-            if !error.is_empty() {
-                if !message.is_empty() {
-                    message.push('\n');
-                }
-                message.push_str(&error);
-            }
-            if code != 0 && error.is_empty() {
-                error = format!("Process exited with code {code}");
-                message = if message.is_empty() {
-                    error.clone()
-                } else {
-                    format!("{message}\n{error}")
-                };
-            }
-            Json(json!({
-                "status": if code == 0 { "success" } else { "error" },
-                "message": message,
-                "need_more": false,
-                "output": out.stdout,
-                "error": error,
-                "return_code": code,
-            }))
-            .into_response()
+    match exec::run_python(code, None).await {
+        Ok(run) if run.timed_out => {
+            (StatusCode::INTERNAL_SERVER_ERROR, Json(run.python_body())).into_response()
         }
+        Ok(run) => Json(run.python_body()).into_response(),
         Err(e) => osworld_error(StatusCode::INTERNAL_SERVER_ERROR, exec_error(e).message),
     }
 }
@@ -571,46 +521,22 @@ async fn run_bash_script(body: Bytes) -> Response {
         .and_then(Value::as_f64)
         .unwrap_or(100.0)
         .clamp(0.001, 3600.0);
-    let cwd = match m.get("working_dir").and_then(Value::as_str) {
-        Some(d) => {
-            let d = files::expand(d);
-            if !d.is_dir() {
-                return fail(
-                    StatusCode::BAD_REQUEST,
-                    format!("Working directory does not exist: {}", d.display()),
-                );
-            }
-            Some(d.to_string_lossy().into_owned())
+    let working_dir = m.get("working_dir").and_then(Value::as_str);
+    match exec::run_bash_script(
+        script,
+        Some(Duration::from_secs_f64(timeout_s)),
+        working_dir,
+    )
+    .await
+    {
+        Ok(run) if run.timed_out => {
+            (StatusCode::INTERNAL_SERVER_ERROR, Json(run.bash_body())).into_response()
         }
-        None => None,
-    };
-    // stderr merged into stdout, as OSWorld does.
-    let req = ExecRequest {
-        command: Command::Argv(vec![
-            "/bin/bash".into(),
-            "-c".into(),
-            format!("exec 2>&1\n{script}"),
-        ]),
-        timeout_ms: Some((timeout_s * 1000.0) as u64),
-        cwd,
-        env: Default::default(),
-        stdin: None,
-    };
-    match exec::run(&req).await {
-        Ok(out) if out.timed_out => fail(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("Script execution timed out after {timeout_s} seconds"),
+        Ok(run) => Json(run.bash_body()).into_response(),
+        Err(e @ exec::ExecError::Cwd { .. }) => fail(
+            StatusCode::BAD_REQUEST,
+            format!("Working directory does not exist: {e}"),
         ),
-        Ok(out) => {
-            let code = out.exit_code.unwrap_or(-1);
-            Json(json!({
-                "status": if code == 0 { "success" } else { "error" },
-                "output": out.stdout,
-                "error": "",
-                "returncode": code,
-            }))
-            .into_response()
-        }
         Err(e) => fail(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("Failed to execute script: {}", exec_error(e).message),

@@ -9,7 +9,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 pub fn repo_root() -> PathBuf {
@@ -203,10 +203,50 @@ impl Drop for Agent {
     }
 }
 
-/// Serializes tests that move the pointer or type on a shared desktop.
-pub fn input_lock() -> MutexGuard<'static, ()> {
-    static LOCK: OnceLock<Mutex<()>> = OnceLock::new();
-    LOCK.get_or_init(|| Mutex::new(()))
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+/// Like [`poll`], but None on timeout so the caller can say what it saw.
+pub fn poll_or<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(150));
+    }
+}
+
+pub fn poll<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(150));
+    }
+}
+
+/// (x, y, w, h) of a window's client area on the screen, from xwininfo
+/// (xdotool 3.2016 counts the frame offset twice for decorated windows).
+pub fn geometry(desktop: &Desktop, id: u32) -> (i32, i32, i32, i32) {
+    let out = desktop.run(&["xwininfo", "-id", &id.to_string()]);
+    let val = |k: &str| -> i32 {
+        out.lines()
+            .find_map(|l| l.trim().strip_prefix(k))
+            .unwrap_or_else(|| panic!("no {k} in {out}"))
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    (
+        val("Absolute upper-left X:"),
+        val("Absolute upper-left Y:"),
+        val("Width:"),
+        val("Height:"),
+    )
 }
