@@ -384,6 +384,24 @@ async fn bench_a11y(
     Ok(())
 }
 
+/// Milliseconds of `runs` POSTs of `body` to `url`, after one warm-up.
+async fn time_posts(
+    http: &reqwest::Client,
+    url: &str,
+    body: &Value,
+    runs: usize,
+) -> anyhow::Result<Vec<f64>> {
+    let mut ms = vec![];
+    for i in 0..=runs {
+        let t = Instant::now();
+        http.post(url).json(body).send().await?.error_for_status()?;
+        if i > 0 {
+            ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    Ok(ms)
+}
+
 async fn bench_click(
     http: &reqwest::Client,
     base: &str,
@@ -394,34 +412,12 @@ async fn bench_click(
     // A spot on the bare desktop: clicking it changes nothing.
     let (x, y) = (1900, 1060);
     let body = json!({"actions": [{"action_type": "CLICK", "parameters": {"x": x, "y": y}}]});
-    let mut ours = vec![];
-    for i in 0..=args.runs {
-        let t = Instant::now();
-        http.post(format!("{base}/v1/actions"))
-            .json(&body)
-            .send()
-            .await?
-            .error_for_status()?;
-        if i > 0 {
-            ours.push(t.elapsed().as_secs_f64() * 1000.0);
-        }
-    }
+    let ours = time_posts(http, &format!("{base}/v1/actions"), &body, args.runs).await?;
     let code = format!(
         "import pyautogui; import time; pyautogui.FAILSAFE = False; pyautogui.click({x}, {y})"
     );
     let compat_body = json!({"command": ["python", "-c", code], "shell": false});
-    let mut compat = vec![];
-    for i in 0..=args.runs {
-        let t = Instant::now();
-        http.post(format!("{base}/execute"))
-            .json(&compat_body)
-            .send()
-            .await?
-            .error_for_status()?;
-        if i > 0 {
-            compat.push(t.elapsed().as_secs_f64() * 1000.0);
-        }
-    }
+    let compat = time_posts(http, &format!("{base}/execute"), &compat_body, args.runs).await?;
     let o = stats(&ours);
     report.add("CLICK round trip: deskenv /v1/actions", o, "");
     report.add(

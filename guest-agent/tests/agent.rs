@@ -222,6 +222,30 @@ fn editor_text(agent: &Agent) -> Option<String> {
         .map(|n| n["text"].as_str().unwrap_or("").to_string())
 }
 
+/// Opens a new file in mousepad, waits for its text view, and clicks into it.
+/// Returns the window's geometry.
+fn open_editor(
+    desktop: &Desktop,
+    agent: &Agent,
+    dir: &std::path::Path,
+    name: &str,
+    contents: &str,
+) -> (u32, (i32, i32, i32, i32)) {
+    let file = dir.join(name);
+    std::fs::write(&file, contents).unwrap();
+    desktop.spawn(&["mousepad", file.to_str().unwrap()]);
+    let id = desktop.wait_window(name, Duration::from_secs(30));
+    let (x, y, w, h) = geometry(desktop, id);
+    poll("mousepad's text view", Duration::from_secs(30), || {
+        editor_text(agent)
+    });
+    act(
+        agent,
+        json!([{"action_type": "CLICK", "parameters": {"x": x + w / 2, "y": y + h / 2}}]),
+    );
+    (id, (x, y, w, h))
+}
+
 #[test]
 fn typing_unicode_hotkeys_and_key_down_up_in_an_editor() {
     let Some(desktop) = Desktop::start() else {
@@ -229,19 +253,7 @@ fn typing_unicode_hotkeys_and_key_down_up_in_an_editor() {
     };
     let agent = Agent::start(&desktop, &[]);
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("typing.txt");
-    std::fs::write(&file, "").unwrap();
-    desktop.spawn(&["mousepad", file.to_str().unwrap()]);
-    let id = desktop.wait_window("typing.txt", Duration::from_secs(30));
-    let (x, y, w, h) = geometry(&desktop, id);
-    poll("mousepad's text view", Duration::from_secs(30), || {
-        editor_text(&agent)
-    });
-    // Click into the text area, then type.
-    act(
-        &agent,
-        json!([{"action_type": "CLICK", "parameters": {"x": x + w / 2, "y": y + h / 2}}]),
-    );
+    open_editor(&desktop, &agent, dir.path(), "typing.txt", "");
     let text = "héllo wörld ✓ 数据";
     act(
         &agent,
@@ -306,15 +318,8 @@ fn scroll_and_drag_have_visible_effects() {
     };
     let agent = Agent::start(&desktop, &[]);
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("long.txt");
     let lines: String = (1..=400).map(|i| format!("line {i}\n")).collect();
-    std::fs::write(&file, lines).unwrap();
-    desktop.spawn(&["mousepad", file.to_str().unwrap()]);
-    let id = desktop.wait_window("long.txt", Duration::from_secs(30));
-    poll("mousepad's text view", Duration::from_secs(30), || {
-        editor_text(&agent)
-    });
-    let (x, y, w, h) = geometry(&desktop, id);
+    let (id, (x, y, w, h)) = open_editor(&desktop, &agent, dir.path(), "long.txt", &lines);
     let (cx, cy) = (x + w / 2, y + h / 2);
     // SCROLL down over the text: the visible rows change.
     act(
@@ -633,18 +638,7 @@ fn python_fallback_runs_code_outside_the_subset() {
         &["--python-fallback", "--python", python.to_str().unwrap()],
     );
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("fallback.txt");
-    std::fs::write(&file, "").unwrap();
-    desktop.spawn(&["mousepad", file.to_str().unwrap()]);
-    let id = desktop.wait_window("fallback.txt", Duration::from_secs(30));
-    let (x, y, w, h) = geometry(&desktop, id);
-    poll("mousepad's text view", Duration::from_secs(30), || {
-        editor_text(&agent)
-    });
-    act(
-        &agent,
-        json!([{"action_type": "CLICK", "parameters": {"x": x + w / 2, "y": y + h / 2}}]),
-    );
+    open_editor(&desktop, &agent, dir.path(), "fallback.txt", "");
     // A loop is outside the native subset: python3 runs it, and says so.
     let (status, body) = post(
         &agent,
