@@ -4,12 +4,9 @@
 # D-Bus, AT-SPI, openbox), the applications the tests drive, and the
 # baselines the benchmark compares against.
 #
-#   scripts/install-deps.sh          # desktop + test applications
-#   scripts/install-deps.sh --bench  # also LibreOffice Calc
+#   scripts/install-deps.sh
 set -euo pipefail
 
-bench=0
-[[ ${1:-} == --bench ]] && bench=1
 root=$(cd "$(dirname "$0")/.." && pwd)
 sudo=""
 [[ $(id -u) -ne 0 ]] && sudo="sudo"
@@ -17,14 +14,11 @@ sudo=""
 packages=(
   xvfb x11-utils xauth dbus dbus-x11 at-spi2-core openbox
   xdotool wmctrl xdg-utils ffmpeg
-  gtk-3-examples mousepad
+  gtk-3-examples mousepad libreoffice-calc libreoffice-gtk3
   python3 python3-pyatspi python3-lxml python3-requests python3-venv python3-tk
   fonts-dejavu-core fonts-noto-cjk
   build-essential pkg-config curl ca-certificates
 )
-if ((bench)); then
-  packages+=(libreoffice-calc libreoffice-gtk3)
-fi
 
 missing=()
 for p in "${packages[@]}"; do
