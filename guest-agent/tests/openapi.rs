@@ -11,8 +11,13 @@ fn routes_in_source() -> BTreeSet<(String, String)> {
     for entry in std::fs::read_dir(&dir).unwrap() {
         let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
         let mut rest = text.as_str();
-        while let Some(i) = rest.find(".route(\"") {
-            rest = &rest[i + 8..];
+        while let Some(i) = rest.find(".route(") {
+            // rustfmt may break the line after `.route(`.
+            rest = rest[i + 7..].trim_start();
+            let Some(r) = rest.strip_prefix('"') else {
+                continue;
+            };
+            rest = r;
             let end = rest.find('"').unwrap();
             let path = rest[..end].to_string();
             // The route expression runs to the parenthesis that closes `.route(`.
