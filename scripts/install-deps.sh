@@ -47,9 +47,9 @@ fi
 # pyautogui from PyPI (Debian has none): the interpreter for the agent's
 # --python-fallback in tests, and the baseline the click benchmark beats.
 venv=$root/target/pyautogui-venv
-if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/pip" show -q pyautogui >/dev/null 2>&1; then
+if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -m pip show -q pyautogui >/dev/null 2>&1; then
   echo "install-deps: installing pyautogui into $venv" >&2
-  /usr/bin/python3 -m venv "$venv"
-  "$venv/bin/pip" install -q pyautogui
+  /usr/bin/python3 -m venv --clear "$venv"
+  "$venv/bin/python" -m pip install -q pyautogui
 fi
 echo "install-deps: done" >&2
