@@ -39,8 +39,10 @@
 //!   error (OSWorld loses the table there) and gives up after
 //!   [`walk::MAX_CALC_PROBES`] probes (noted in `truncated`).
 //! - GTK4 reports window-relative extents; they are passed on as GTK4 gives
-//!   them, as pyatspi does. Not corrected by the window position: the test
-//!   image has no GTK4 application to check a correction against.
+//!   them, as pyatspi does. In practice only the frame carries extents:
+//!   GTK 4.8 (Debian 12's gnome-calculator) sets no SHOWING state on its
+//!   widgets, so OSWorld's visible-and-showing rule gives them none, and
+//!   the frame reports (0, 0) with the window's size.
 //! - What XML cannot hold is cleaned at rendering (see `protocol::a11y::xml`).
 
 mod dbus;
