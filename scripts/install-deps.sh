@@ -18,6 +18,7 @@ packages=(
   python3 python3-pyatspi python3-lxml python3-requests python3-venv python3-tk
   fonts-dejavu-core fonts-noto-cjk
   build-essential pkg-config curl ca-certificates
+  debootstrap e2fsprogs util-linux jq binutils zstd
 )
 
 missing=()
@@ -28,6 +29,23 @@ if ((${#missing[@]})); then
   echo "install-deps: installing ${missing[*]}" >&2
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# QEMU for the guest VMs. qemu-system-x86 must match qemu-utils: a host whose
+# qemu-utils came from bookworm-backports (10.x) cannot take bookworm's 7.2,
+# so QEMU then comes from backports too, through a private sources list.
+if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
+  utils=$(dpkg-query -W -f='${Version}' qemu-utils 2>/dev/null || true)
+  if [[ $utils == *bpo* ]]; then
+    echo "install-deps: installing qemu-system-x86 from bookworm-backports (qemu-utils is $utils)" >&2
+    echo "deb http://deb.debian.org/debian bookworm-backports main" | $sudo tee /etc/apt/sources.list.d/deskenv-backports.list >/dev/null
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends \
+      -t bookworm-backports qemu-system-x86 qemu-utils
+  else
+    echo "install-deps: installing qemu-system-x86" >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends qemu-system-x86 qemu-utils
+  fi
 fi
 
 # Mousepad opens text files for xdg-open in the headless desktop.

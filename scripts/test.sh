@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test tier: installs what the tests need, checks format and
 # lints, runs the Rust tests (unit, and desktop tests against real Xvfb
-# desktops with real GTK applications), then drives a real deskenv-agent
-# with a Python client that speaks OSWorld's protocol.
+# desktops with real GTK applications), drives a real deskenv-agent with a
+# Python client that speaks OSWorld's protocol, then builds the guest image
+# and runs the real-VM tier (QEMU VMs: one cold boot, then restores).
+# Run as root (the image build uses debootstrap and loop mounts).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -41,3 +43,9 @@ trap cleanup EXIT
   DESKENV_AGENT_URL="http://$addr" /usr/bin/python3 -m unittest -v tests/python/test_osworld_client.py
   kill "$(cat "$port_file.pid")" 2>/dev/null || true
 )
+
+echo "== real-VM tier (guest image, QEMU, ready snapshot)"
+cargo build --release -p deskenv-guest-agent
+cargo build -p deskenv-controller
+target/debug/deskenv image build --recipe vm-images/debian-desktop
+DESKENV_TEST_VM=1 cargo test -p deskenv-controller --test vm -- --test-threads=1

@@ -11,6 +11,7 @@
 //! - [`a11y`]: the AT-SPI walk with bounded concurrency and a deadline.
 //! - [`exec`]: commands with timeouts, detached launches, `open` with a window wait.
 //! - [`windows`]: EWMH window list, activate and close.
+//! - [`clock`]: setting the system clock after a snapshot restore.
 //! - [`files`]: streamed reads, atomic writes, listings.
 //! - [`recording`]: ffmpeg x11grab recordings.
 //! - [`watch`]: inotify record of which files were opened or read.
@@ -20,6 +21,7 @@
 pub mod a11y;
 pub mod bench;
 pub mod capture;
+pub mod clock;
 pub mod error;
 pub mod exec;
 pub mod files;

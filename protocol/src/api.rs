@@ -453,3 +453,22 @@ pub struct WatchReport {
     /// True when the kernel queue overflowed and accesses may be missing.
     pub overflowed: bool,
 }
+
+/// `POST /v1/clock`: set the guest's system clock. The controller calls it
+/// after restoring a snapshot (the clock restarts at snapshot time). The
+/// agent needs CAP_SYS_TIME; the guest image gives its binary that file
+/// capability (`setcap cap_sys_time+ep`), which child processes do not
+/// inherit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClockRequest {
+    /// Milliseconds since 1970-01-01 UTC.
+    pub unix_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClockResponse {
+    /// The clock just before it was set.
+    pub previous_unix_ms: u64,
+    pub unix_ms: u64,
+}

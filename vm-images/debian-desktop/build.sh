@@ -7,7 +7,9 @@
 #
 #   build.sh [--out DIR] [--mirror URL] [--suite bookworm] [--agent PATH] [--force]
 #
-# Default DIR: ~/.cache/deskenv/images/debian-desktop-<recipehash12>/.
+# Default DIR: $DESKENV_IMAGES/debian-desktop-<recipehash12>/, where
+# DESKENV_IMAGES defaults to ~/.cache/deskenv/images (`deskenv image build`
+# sets it to its cache).
 # If DIR already holds a complete manifest for the same recipe hash, prints
 # "cached" and exits 0.
 set -euo pipefail
@@ -55,7 +57,7 @@ recipe_hash=$(
     echo "agent $(sha256sum < "$agent" | cut -d' ' -f1)"
   } | sha256sum | cut -d' ' -f1
 )
-[[ -n $out ]] || out=${XDG_CACHE_HOME:-$HOME/.cache}/deskenv/images/debian-desktop-${recipe_hash:0:12}
+[[ -n $out ]] || out=${DESKENV_IMAGES:-${XDG_CACHE_HOME:-$HOME/.cache}/deskenv/images}/debian-desktop-${recipe_hash:0:12}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
@@ -133,7 +135,11 @@ stamp packages
 # --- configure ---------------------------------------------------------------
 cp -a "$here/overlay/." "$mnt/"
 strip -o "$mnt/usr/local/bin/deskenv-agent" "$agent"
-chmod 755 "$mnt/usr/local/bin/deskenv-agent" "$mnt/usr/local/bin/deskenv-session"
+chmod 755 "$mnt/usr/local/bin/deskenv-agent" "$mnt/usr/local/bin/deskenv-session" \
+  "$mnt/usr/local/bin/deskenv-warmup"
+# The agent sets the clock after a snapshot restore (POST /v1/clock). A file
+# capability: the agent runs as "user", and its children do not inherit it.
+in_chroot setcap cap_sys_time+ep /usr/local/bin/deskenv-agent
 echo deskenv > "$mnt/etc/hostname"
 printf '127.0.0.1 localhost\n127.0.1.1 deskenv\n::1 localhost ip6-localhost ip6-loopback\n' > "$mnt/etc/hosts"
 echo 'LABEL=root / ext4 rw,relatime,errors=remount-ro 0 1' > "$mnt/etc/fstab"
@@ -141,7 +147,7 @@ echo 'nameserver 10.0.2.3' > "$mnt/etc/resolv.conf"
 echo 'LANG=C.UTF-8' > "$mnt/etc/default/locale"
 in_chroot passwd -d root > /dev/null
 # The desktop user, as in OSWorld's images (password "password").
-in_chroot useradd -m -u 1000 -U -s /bin/bash -G video,audio,input user
+in_chroot useradd -m -u 1000 -U -s /bin/bash -G video,audio,input,sudo user
 echo 'user:password' | in_chroot chpasswd
 in_chroot systemctl enable systemd-networkd.service deskenv-xorg.service deskenv-session.service deskenv-marker.service deskenv-markers.service \
   serial-getty@ttyS0.service >/dev/null 2>&1
@@ -156,6 +162,19 @@ done
 mkdir -p "$mnt/home/user/.config"
 in_chroot env HOME=/home/user xdg-mime default org.xfce.mousepad.desktop text/plain
 in_chroot chown -R user:user /home/user
+# LibreOffice: no tip-of-the-day dialog or first-start wizard in the way.
+lo=$mnt/home/user/.config/libreoffice/4/user
+mkdir -p "$lo"
+cat > "$lo/registrymodifications.xcu" <<'XCU'
+<?xml version="1.0" encoding="UTF-8"?>
+<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="ShowTipOfTheDay" oor:op="fuse"><value>false</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="FirstRun" oor:op="fuse"><value>false</value></prop></item>
+<item oor:path="/org.openoffice.Setup/Office"><prop oor:name="ooSetupInstCompleted" oor:op="fuse"><value>true</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Save/Document"><prop oor:name="WarnAlienFormat" oor:op="fuse"><value>false</value></prop></item>
+</oor:items>
+XCU
+in_chroot chown -R user:user /home/user/.config
 # Matplotlib draws without a display server if asked to; keep its cache warm.
 in_chroot python3 -c 'import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot' >/dev/null 2>&1 || true
 rm -f "$mnt/usr/sbin/policy-rc.d"
@@ -205,6 +224,13 @@ jq -n \
     name: "debian-desktop", complete: true, recipe_hash: $recipe_hash, built_at: $built,
     suite: $suite, mirror: $mirror, kernel_version: $kver,
     kernel_cmdline: "root=/dev/vda rw console=tty0 console=ttyS0,115200 net.ifnames=0 video=Virtual-1:1920x1080",
+    guest: {
+      agent_port: 5000, user: "user", password: "password",
+      screen: {width: 1920, height: 1080},
+      markers: {multiuser: "DESKENV-MULTIUSER", x_ready: "DESKENV-X-READY", agent_ready: "DESKENV-AGENT-READY", error: "DESKENV-ERROR"},
+      warmup: ["/usr/local/bin/deskenv-warmup"],
+      clock: "agent"
+    },
     files: {
       image: {path: "base.qcow2", format: "qcow2", sha256: $image_sha, bytes: $image_bytes},
       kernel: {path: "vmlinuz", sha256: $kernel_sha},

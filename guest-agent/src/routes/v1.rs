@@ -27,6 +27,7 @@ pub fn router() -> Router<Shared> {
         .route("/v1/actions", post(actions))
         .route("/v1/pyautogui", post(pyautogui))
         .route("/v1/exec", post(exec_route))
+        .route("/v1/clock", post(clock))
         .route("/v1/launch", post(launch))
         .route("/v1/open", post(open))
         .route("/v1/windows", get(windows_list))
@@ -310,6 +311,20 @@ pub fn exec_error(e: exec::ExecError) -> ApiError {
         _ => (StatusCode::INTERNAL_SERVER_ERROR, "exec_failed"),
     };
     ApiError::from_chain(status, code, &e)
+}
+
+async fn clock(JsonBody(req): JsonBody<ClockRequest>) -> Result<Json<ClockResponse>, ApiError> {
+    crate::clock::set(req.unix_ms)
+        .map(Json)
+        .map_err(|e| match e {
+            crate::clock::ClockError::OutOfRange(_) => {
+                ApiError::bad_request("bad_clock", e.to_string())
+            }
+            crate::clock::ClockError::Permission => {
+                ApiError::new(StatusCode::FORBIDDEN, "clock_permission", e.to_string())
+            }
+            crate::clock::ClockError::Os(_) => ApiError::internal("clock_failed", e.to_string()),
+        })
 }
 
 async fn exec_route(JsonBody(req): JsonBody<ExecRequest>) -> Result<Json<ExecResponse>, ApiError> {

@@ -1,0 +1,239 @@
+//! A client for the guest agent's `/v1` API, as the controller uses it:
+//! every call has a timeout, and errors name the call and what the agent
+//! said.
+
+use protocol::api::{
+    A11yTree, ClockRequest, ClockResponse, Command, ErrorBody, ExecRequest, ExecResponse, Health,
+    LaunchRequest, LaunchResponse, OpenRequest, OpenResponse, WindowInfo, WindowsResponse,
+};
+use serde::de::DeserializeOwned;
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error("guest agent {url}: {call}: no answer ({source})")]
+    Unreachable {
+        url: String,
+        call: String,
+        source: reqwest::Error,
+    },
+    #[error("guest agent {url}: {call}: HTTP {status} {code}: {message}")]
+    Status {
+        url: String,
+        call: String,
+        status: u16,
+        code: String,
+        message: String,
+    },
+    #[error("guest agent {url}: {call}: unexpected reply: {message}")]
+    Reply {
+        url: String,
+        call: String,
+        message: String,
+    },
+}
+
+/// The guest agent of one VM.
+#[derive(Debug, Clone)]
+pub struct AgentClient {
+    base: String,
+    http: reqwest::Client,
+}
+
+impl AgentClient {
+    /// `base` like `http://127.0.0.1:34567`.
+    pub fn new(base: &str) -> AgentClient {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(2))
+            // Connections must not outlive a snapshot or a restore.
+            .pool_max_idle_per_host(0)
+            .build()
+            .expect("reqwest client");
+        AgentClient {
+            base: base.trim_end_matches('/').to_string(),
+            http,
+        }
+    }
+
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    async fn send<T: DeserializeOwned>(
+        &self,
+        call: &str,
+        req: reqwest::RequestBuilder,
+        timeout: Duration,
+    ) -> Result<T, AgentError> {
+        let bytes = self.send_bytes(call, req, timeout).await?;
+        serde_json::from_slice(&bytes).map_err(|e| AgentError::Reply {
+            url: self.base.clone(),
+            call: call.to_string(),
+            message: format!(
+                "{e}: {}",
+                String::from_utf8_lossy(&bytes[..bytes.len().min(300)])
+            ),
+        })
+    }
+
+    async fn send_bytes(
+        &self,
+        call: &str,
+        req: reqwest::RequestBuilder,
+        timeout: Duration,
+    ) -> Result<Vec<u8>, AgentError> {
+        let unreachable = |source| AgentError::Unreachable {
+            url: self.base.clone(),
+            call: call.to_string(),
+            source,
+        };
+        let resp = req.timeout(timeout).send().await.map_err(unreachable)?;
+        let status = resp.status();
+        let bytes = resp.bytes().await.map_err(unreachable)?;
+        if !status.is_success() {
+            let body: Option<ErrorBody> = serde_json::from_slice(&bytes).ok();
+            let (code, message) = match body {
+                Some(b) => (b.code, b.message),
+                None => (
+                    "".into(),
+                    String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned(),
+                ),
+            };
+            return Err(AgentError::Status {
+                url: self.base.clone(),
+                call: call.to_string(),
+                status: status.as_u16(),
+                code,
+                message,
+            });
+        }
+        Ok(bytes.to_vec())
+    }
+
+    pub async fn health(&self, timeout: Duration) -> Result<Health, AgentError> {
+        self.send(
+            "GET /v1/health",
+            self.http.get(format!("{}/v1/health", self.base)),
+            timeout,
+        )
+        .await
+    }
+
+    /// Runs a command to completion in the guest's desktop session.
+    pub async fn exec(
+        &self,
+        command: Command,
+        timeout: Duration,
+    ) -> Result<ExecResponse, AgentError> {
+        let body = ExecRequest {
+            command,
+            timeout_ms: Some(timeout.as_millis() as u64),
+            cwd: None,
+            env: Default::default(),
+            stdin: None,
+        };
+        let req = self.http.post(format!("{}/v1/exec", self.base)).json(&body);
+        self.send("POST /v1/exec", req, timeout + Duration::from_secs(5))
+            .await
+    }
+
+    /// Sets the guest's clock.
+    pub async fn set_clock(&self, unix_ms: u64) -> Result<ClockResponse, AgentError> {
+        let req = self
+            .http
+            .post(format!("{}/v1/clock", self.base))
+            .json(&ClockRequest { unix_ms });
+        self.send("POST /v1/clock", req, Duration::from_secs(10))
+            .await
+    }
+
+    pub async fn launch(&self, command: Command) -> Result<LaunchResponse, AgentError> {
+        let body = LaunchRequest {
+            command,
+            cwd: None,
+            env: Default::default(),
+        };
+        let req = self
+            .http
+            .post(format!("{}/v1/launch", self.base))
+            .json(&body);
+        self.send("POST /v1/launch", req, Duration::from_secs(15))
+            .await
+    }
+
+    /// Opens a file or program and waits for its window.
+    pub async fn open(
+        &self,
+        path: &str,
+        window: Option<&str>,
+        timeout: Duration,
+    ) -> Result<OpenResponse, AgentError> {
+        let body = OpenRequest {
+            path: path.to_string(),
+            window: window.map(str::to_string),
+            timeout_ms: Some(timeout.as_millis() as u64),
+        };
+        let req = self.http.post(format!("{}/v1/open", self.base)).json(&body);
+        self.send("POST /v1/open", req, timeout + Duration::from_secs(5))
+            .await
+    }
+
+    pub async fn windows(&self) -> Result<Vec<WindowInfo>, AgentError> {
+        let r: WindowsResponse = self
+            .send(
+                "GET /v1/windows",
+                self.http.get(format!("{}/v1/windows", self.base)),
+                Duration::from_secs(15),
+            )
+            .await?;
+        Ok(r.windows)
+    }
+
+    pub async fn put_file(&self, path: &str, bytes: Vec<u8>) -> Result<(), AgentError> {
+        let req = self
+            .http
+            .put(format!("{}/v1/files", self.base))
+            .query(&[("path", path)])
+            .body(bytes);
+        self.send_bytes("PUT /v1/files", req, Duration::from_secs(60))
+            .await
+            .map(|_| ())
+    }
+
+    /// The file's bytes, or `None` when it does not exist.
+    pub async fn get_file(&self, path: &str) -> Result<Option<Vec<u8>>, AgentError> {
+        let req = self
+            .http
+            .get(format!("{}/v1/files", self.base))
+            .query(&[("path", path)]);
+        match self
+            .send_bytes("GET /v1/files", req, Duration::from_secs(60))
+            .await
+        {
+            Ok(b) => Ok(Some(b)),
+            Err(AgentError::Status { status: 404, .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A PNG screenshot taken by the agent.
+    pub async fn screenshot(&self) -> Result<Vec<u8>, AgentError> {
+        self.send_bytes(
+            "GET /v1/screenshot",
+            self.http.get(format!("{}/v1/screenshot", self.base)),
+            Duration::from_secs(15),
+        )
+        .await
+    }
+
+    /// The accessibility tree: `format` is `osworld-xml`, `json` or
+    /// `linear` (OSWorld's table).
+    pub async fn a11y(&self, format: &str) -> Result<A11yTree, AgentError> {
+        let req = self
+            .http
+            .get(format!("{}/v1/a11y", self.base))
+            .query(&[("format", format)]);
+        self.send("GET /v1/a11y", req, Duration::from_secs(30))
+            .await
+    }
+}

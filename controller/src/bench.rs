@@ -1,0 +1,370 @@
+//! `deskenv bench vm`: what the VM layer costs, medians over several runs —
+//! image build (cold, from the build's manifest; cached, measured), qcow2
+//! overlay creation, cold boot to a healthy desktop, restore from the
+//! ready snapshot to a healthy desktop (and the ratio of the two), host
+//! memory of an idle restored VM, and the guest agent's round trip through
+//! the port forward.
+
+use crate::image::{self, BuildOptions};
+use crate::provider::Machine;
+use crate::qemu::{Lifetime, QemuConfig, QemuProvider};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Options of `deskenv bench vm`.
+#[derive(Debug, Clone)]
+pub struct VmBenchOptions {
+    pub runs: usize,
+    /// Cold boots are slow (about 40 s each under TCG): skip them.
+    pub skip_cold: bool,
+    /// Measure the cached image build with this recipe.
+    pub recipe: Option<PathBuf>,
+    pub rtt_samples: usize,
+}
+
+/// Summary statistics of one measurement (seconds unless named otherwise).
+#[derive(Debug, Clone, Serialize)]
+pub struct Stat {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub n: usize,
+}
+
+impl Stat {
+    pub fn of(xs: &[f64]) -> Option<Stat> {
+        if xs.is_empty() {
+            return None;
+        }
+        let mut v = xs.to_vec();
+        v.sort_by(|a, b| a.total_cmp(b));
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Some(Stat {
+            median,
+            min: v[0],
+            max: v[n - 1],
+            n,
+        })
+    }
+
+    pub fn percentile(xs: &[f64], p: f64) -> f64 {
+        let mut v = xs.to_vec();
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[((v.len() - 1) as f64 * p).round() as usize]
+    }
+}
+
+/// The report.
+#[derive(Debug, Clone, Serialize)]
+pub struct VmBenchReport {
+    pub qemu: String,
+    pub accel: String,
+    pub image: String,
+    pub memory_mib: u32,
+    pub image_build_cold_s: Option<f64>,
+    pub image_build_cached_s: Option<Stat>,
+    pub overlay_create_s: Option<Stat>,
+    pub cold_boot_s: Option<Stat>,
+    pub cold_boot_phases: Vec<(String, f64)>,
+    pub snapshot_create_s: Option<f64>,
+    pub snapshot_state_bytes: u64,
+    pub restore_s: Option<Stat>,
+    pub restore_phases_median: Vec<(String, f64)>,
+    pub cold_over_restore: Option<f64>,
+    pub idle_vm_rss_mib: Option<Stat>,
+    pub idle_vm_pss_mib: Option<Stat>,
+    pub agent_rtt_ms: Option<Stat>,
+    pub agent_rtt_p95_ms: Option<f64>,
+    pub host_screendump_ms: Option<Stat>,
+}
+
+fn proc_kib(pid: u32, file: &str, field: &str) -> Option<f64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/{file}")).ok()?;
+    let line = text.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Runs the benchmark with `config` as the provider settings.
+pub async fn run(
+    image: image::Image,
+    config: QemuConfig,
+    cache: PathBuf,
+    opts: &VmBenchOptions,
+    progress: impl Fn(&str),
+) -> anyhow::Result<VmBenchReport> {
+    let runs = opts.runs.max(1);
+    let mut r = VmBenchReport {
+        qemu: String::new(),
+        accel: String::new(),
+        image: image.dir.display().to_string(),
+        memory_mib: config.memory_mib,
+        image_build_cold_s: image.manifest.build_seconds,
+        image_build_cached_s: None,
+        overlay_create_s: None,
+        cold_boot_s: None,
+        cold_boot_phases: vec![],
+        snapshot_create_s: None,
+        snapshot_state_bytes: 0,
+        restore_s: None,
+        restore_phases_median: vec![],
+        cold_over_restore: None,
+        idle_vm_rss_mib: None,
+        idle_vm_pss_mib: None,
+        agent_rtt_ms: None,
+        agent_rtt_p95_ms: None,
+        host_screendump_ms: None,
+    };
+
+    if let Some(recipe) = &opts.recipe {
+        let mut xs = Vec::new();
+        for i in 0..runs {
+            let b = image::build(recipe, &cache, &BuildOptions::default())?;
+            if !b.cached {
+                progress(&format!(
+                    "image build {i}: built from scratch in {:.1}s (not counted as cached)",
+                    b.seconds
+                ));
+                r.image_build_cold_s = Some(b.seconds);
+                continue;
+            }
+            xs.push(b.seconds);
+        }
+        r.image_build_cached_s = Stat::of(&xs);
+        progress(&format!(
+            "image build (cached): {:?}",
+            r.image_build_cached_s
+        ));
+    }
+
+    let tmp = tempfile_dir(&cache)?;
+    let mut xs = Vec::new();
+    for i in 0..runs.max(5) {
+        let t = Instant::now();
+        let out = std::process::Command::new("qemu-img")
+            .args(["create", "-q", "-f", "qcow2", "-F", "qcow2", "-b"])
+            .arg(image.base())
+            .arg(tmp.join(format!("o{i}.qcow2")))
+            .output()?;
+        anyhow::ensure!(
+            out.status.success(),
+            "qemu-img create: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        xs.push(t.elapsed().as_secs_f64());
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    r.overlay_create_s = Stat::of(&xs);
+    progress(&format!("overlay creation: {:?}", r.overlay_create_s));
+
+    let provider = QemuProvider::new(image.clone(), config.clone(), cache.clone())?;
+    r.qemu = provider.qemu_version().to_string();
+
+    if !opts.skip_cold {
+        let cold = QemuProvider::new(
+            image.clone(),
+            QemuConfig {
+                use_snapshot: false,
+                ..config.clone()
+            },
+            cache.clone(),
+        )?;
+        let mut xs = Vec::new();
+        for i in 0..runs {
+            let vm = cold
+                .start_vm(&format!("bench-cold{i}"), Lifetime::Guarded)
+                .await?;
+            progress(&format!(
+                "cold boot {i}: {:.1}s {:?}",
+                vm.started().seconds,
+                vm.started().phases
+            ));
+            xs.push(vm.started().seconds);
+            r.cold_boot_phases = vm.started().phases.clone();
+            r.accel = vm.accel().as_str().to_string();
+            vm.stop().await;
+        }
+        r.cold_boot_s = Stat::of(&xs);
+    }
+
+    // The first start may have to create the snapshot: not counted.
+    let first = provider.start_vm("bench-first", Lifetime::Guarded).await?;
+    if first
+        .started()
+        .notes
+        .iter()
+        .any(|n| n.starts_with("created the ready snapshot"))
+    {
+        r.snapshot_create_s = Some(first.started().seconds);
+    }
+    r.accel = first.accel().as_str().to_string();
+    progress(&format!(
+        "first start: {:.1}s ({})",
+        first.started().seconds,
+        first.started().notes.join("; ")
+    ));
+    first.stop().await;
+    let (snap, _) = provider.snapshot().await?;
+    if let Some(meta) = snap.meta() {
+        r.snapshot_state_bytes = meta.state_bytes;
+        if r.cold_boot_s.is_none() {
+            if let Some((_, s)) = meta.phases.iter().find(|p| p.0 == "cold boot total") {
+                r.cold_boot_s = Stat::of(&[*s]);
+                progress(&format!(
+                    "cold boot: {s:.1}s (from the snapshot's own boot; --skip-cold)"
+                ));
+            }
+        }
+    }
+
+    let mut restore = Vec::new();
+    let mut phases: Vec<Vec<(String, f64)>> = Vec::new();
+    let mut rss = Vec::new();
+    let mut pss = Vec::new();
+    let mut rtt = Vec::new();
+    let mut dumps = Vec::new();
+    for i in 0..runs {
+        let vm = provider
+            .start_vm(&format!("bench-restore{i}"), Lifetime::Guarded)
+            .await?;
+        progress(&format!(
+            "restore {i}: {:.2}s {:?}",
+            vm.started().seconds,
+            vm.started().phases
+        ));
+        restore.push(vm.started().seconds);
+        phases.push(vm.started().phases.clone());
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let pid = vm.pid().unwrap_or(0);
+        if let Some(k) = proc_kib(pid, "status", "VmRSS:") {
+            rss.push(k / 1024.0);
+        }
+        if let Some(k) = proc_kib(pid, "smaps_rollup", "Pss:") {
+            pss.push(k / 1024.0);
+        }
+        for _ in 0..opts.rtt_samples.max(1) {
+            let t = Instant::now();
+            vm.agent().health(Duration::from_secs(5)).await?;
+            rtt.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        for _ in 0..3 {
+            let mut q = vm.qmp().await;
+            if let Some(q) = q.as_mut() {
+                let d = crate::display::screendump_png(q, vm.dir()).await?;
+                dumps.push(d.dump_ms + d.encode_ms);
+            }
+        }
+        vm.stop().await;
+    }
+    r.restore_s = Stat::of(&restore);
+    if let Some(first) = phases.first() {
+        r.restore_phases_median = first
+            .iter()
+            .enumerate()
+            .map(|(k, (name, _))| {
+                let xs: Vec<f64> = phases
+                    .iter()
+                    .filter_map(|p| p.get(k).map(|x| x.1))
+                    .collect();
+                (name.clone(), Stat::of(&xs).map(|s| s.median).unwrap_or(0.0))
+            })
+            .collect();
+    }
+    r.idle_vm_rss_mib = Stat::of(&rss);
+    r.idle_vm_pss_mib = Stat::of(&pss);
+    r.agent_rtt_p95_ms = (!rtt.is_empty()).then(|| Stat::percentile(&rtt, 0.95));
+    r.agent_rtt_ms = Stat::of(&rtt);
+    r.host_screendump_ms = Stat::of(&dumps);
+    if let (Some(c), Some(rs)) = (&r.cold_boot_s, &r.restore_s) {
+        r.cold_over_restore = Some(c.median / rs.median);
+    }
+    Ok(r)
+}
+
+fn tempfile_dir(cache: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let d = cache.join(format!("bench-{}", std::process::id()));
+    std::fs::create_dir_all(&d)?;
+    Ok(d)
+}
+
+/// The report as a table.
+pub fn table(r: &VmBenchReport) -> String {
+    let s = |x: &Option<Stat>, scale: f64, unit: &str| match x {
+        Some(s) => format!(
+            "{:>9.3}{unit}  (min {:.3}, max {:.3}, n={})",
+            s.median * scale,
+            s.min * scale,
+            s.max * scale,
+            s.n
+        ),
+        None => "        -".into(),
+    };
+    let mut out = String::new();
+    out.push_str(&format!(
+        "deskenv bench vm — {} — accel {} — {} MiB\nimage {}\n",
+        r.qemu, r.accel, r.memory_mib, r.image
+    ));
+    out.push_str(&format!(
+        "  image build, cold (manifest) {}\n",
+        r.image_build_cold_s
+            .map(|x| format!("{x:>9.1} s"))
+            .unwrap_or_else(|| "        -".into())
+    ));
+    out.push_str(&format!(
+        "  image build, cached          {}\n",
+        s(&r.image_build_cached_s, 1.0, " s")
+    ));
+    out.push_str(&format!(
+        "  overlay creation             {}\n",
+        s(&r.overlay_create_s, 1000.0, " ms")
+    ));
+    out.push_str(&format!(
+        "  cold boot to ready           {}\n",
+        s(&r.cold_boot_s, 1.0, " s")
+    ));
+    out.push_str(&format!(
+        "  restore to ready             {}\n",
+        s(&r.restore_s, 1.0, " s")
+    ));
+    if let Some(x) = r.cold_over_restore {
+        out.push_str(&format!("  cold boot / restore          {x:>9.1}x\n"));
+    }
+    out.push_str(&format!(
+        "  restore phases (median)      {}\n",
+        r.restore_phases_median
+            .iter()
+            .map(|(k, v)| format!("{k} {:.0} ms", v * 1000.0))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    out.push_str(&format!(
+        "  snapshot state file          {:>9.1} MiB\n",
+        r.snapshot_state_bytes as f64 / 1048576.0
+    ));
+    out.push_str(&format!(
+        "  idle VM RSS                  {}\n",
+        s(&r.idle_vm_rss_mib, 1.0, " MiB")
+    ));
+    out.push_str(&format!(
+        "  idle VM PSS                  {}\n",
+        s(&r.idle_vm_pss_mib, 1.0, " MiB")
+    ));
+    out.push_str(&format!(
+        "  agent round trip (health)    {}",
+        s(&r.agent_rtt_ms, 1.0, " ms")
+    ));
+    out.push_str(&format!(
+        ", p95 {:.2} ms\n",
+        r.agent_rtt_p95_ms.unwrap_or(0.0)
+    ));
+    out.push_str(&format!(
+        "  host screendump → PNG        {}\n",
+        s(&r.host_screendump_ms, 1.0, " ms")
+    ));
+    out
+}

@@ -1,0 +1,491 @@
+//! `deskenv`: the host controller's command line.
+
+use anyhow::{bail, Context};
+use clap::{Args, Parser, Subcommand};
+use controller::image::{self, BuildOptions, Image};
+use controller::pool::Pool;
+use controller::provider::Provider;
+use controller::qemu::{AccelChoice, QemuConfig, QemuProvider};
+use controller::{bench, named, paths, reaper, snapshot};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "deskenv",
+    version,
+    about = "deskenv: desktop VMs for evaluating GUI agents"
+)]
+struct Cli {
+    /// The cache folder (images, snapshots, running VMs). Default:
+    /// $DESKENV_CACHE, else ~/.cache/deskenv.
+    #[arg(long, global = true)]
+    cache: Option<PathBuf>,
+    /// More log output (-v info, -vv debug).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Top,
+}
+
+#[derive(Subcommand, Debug)]
+enum Top {
+    /// Guest images.
+    #[command(subcommand)]
+    Image(ImageCmd),
+    /// Virtual machines.
+    #[command(subcommand)]
+    Vm(VmCmd),
+    /// Ready snapshots.
+    #[command(subcommand)]
+    Snapshot(SnapshotCmd),
+    /// Benchmarks.
+    #[command(subcommand)]
+    Bench(BenchCmd),
+}
+
+#[derive(Subcommand, Debug)]
+enum ImageCmd {
+    /// Build the guest image from a recipe (reuses the cached image when
+    /// nothing changed). Needs root (sudo is used otherwise).
+    Build {
+        #[arg(long, default_value = "vm-images/debian-desktop")]
+        recipe: PathBuf,
+        /// Debian (or Ubuntu) mirror.
+        #[arg(long)]
+        mirror: Option<String>,
+        #[arg(long)]
+        suite: Option<String>,
+        /// The guest agent binary (default: target/release/deskenv-agent).
+        #[arg(long)]
+        agent: Option<PathBuf>,
+        #[arg(long)]
+        force: bool,
+    },
+    /// List built images.
+    List,
+    /// Recompute the image's checksums.
+    Verify {
+        #[arg(long)]
+        image: Option<PathBuf>,
+    },
+}
+
+#[derive(Args, Debug, Clone)]
+struct VmOpts {
+    /// Image folder (default: the newest built image).
+    #[arg(long)]
+    image: Option<PathBuf>,
+    /// auto: KVM when it works (boot watchdog), else TCG.
+    #[arg(long, default_value = "auto")]
+    accel: AccelChoice,
+    /// Guest memory in MiB.
+    #[arg(long, default_value_t = 3072)]
+    memory: u32,
+    /// Cold boot instead of restoring the ready snapshot.
+    #[arg(long)]
+    cold: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum VmCmd {
+    /// Start a named VM (restore, or boot) and leave it running.
+    Up {
+        #[arg(long)]
+        name: String,
+        #[command(flatten)]
+        vm: VmOpts,
+    },
+    /// List named VMs.
+    List,
+    /// Screenshot a named VM from the host (QMP screendump), as PNG.
+    Screenshot {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Stop a named VM and remove its files.
+    Down {
+        #[arg(long, required_unless_present = "all")]
+        name: Option<String>,
+        #[arg(long)]
+        all: bool,
+    },
+    /// Serve a live view of a named VM's screen on a loopback address.
+    View {
+        #[arg(long)]
+        name: String,
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: std::net::SocketAddr,
+    },
+    /// Start COUNT VMs through the pool, PARALLEL at a time; check each
+    /// (agent health, a window, host and guest screenshots) and release it.
+    Smoke {
+        #[arg(long, default_value_t = 2)]
+        count: usize,
+        #[arg(long, default_value_t = 1)]
+        parallel: usize,
+        /// Write each VM's host screenshot here.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        vm: VmOpts,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum SnapshotCmd {
+    /// List ready snapshots.
+    List,
+    /// Delete every ready snapshot (the next VM start makes a new one).
+    Clear,
+}
+
+#[derive(Subcommand, Debug)]
+enum BenchCmd {
+    /// Image build, overlay, cold boot, restore, memory, agent round trip.
+    Vm {
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Take the cold boot time from the snapshot's own boot.
+        #[arg(long)]
+        skip_cold: bool,
+        /// Also time the cached image build with this recipe.
+        #[arg(long)]
+        recipe: Option<PathBuf>,
+        #[arg(long, default_value_t = 50)]
+        rtt_samples: usize,
+        /// Write the report as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        #[command(flatten)]
+        vm: VmOpts,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let filter = match cli.verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| filter.into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let code = rt.block_on(async {
+        reaper::install_signal_handlers();
+        match run(cli).await {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("deskenv: error: {e:#}");
+                1
+            }
+        }
+    });
+    reaper::kill_all();
+    std::process::exit(code);
+}
+
+fn open_image(cache: &std::path::Path, dir: &Option<PathBuf>) -> anyhow::Result<Image> {
+    Ok(match dir {
+        Some(d) => Image::open(d)?,
+        None => Image::latest(cache)?,
+    })
+}
+
+fn provider(cache: &std::path::Path, o: &VmOpts) -> anyhow::Result<QemuProvider> {
+    let image = open_image(cache, &o.image)?;
+    let config = QemuConfig {
+        accel: o.accel,
+        memory_mib: o.memory,
+        use_snapshot: !o.cold,
+        ..QemuConfig::default()
+    };
+    Ok(QemuProvider::new(image, config, cache.to_path_buf())?)
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let cache = paths::cache_dir(cli.cache.as_deref());
+    match cli.command {
+        Top::Image(ImageCmd::Build {
+            recipe,
+            mirror,
+            suite,
+            agent,
+            force,
+        }) => {
+            let built = image::build(
+                &recipe,
+                &cache,
+                &BuildOptions {
+                    mirror,
+                    suite,
+                    agent,
+                    out: None,
+                    force,
+                },
+            )?;
+            println!(
+                "{} {} in {:.1}s ({} MiB)",
+                if built.cached { "cached" } else { "built" },
+                built.image.dir.display(),
+                built.seconds,
+                built.image.manifest.files.image.bytes.unwrap_or(0) / 1_048_576
+            );
+        }
+        Top::Image(ImageCmd::List) => {
+            let root = paths::images_dir(&cache);
+            let mut any = false;
+            for e in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+                any = true;
+                match Image::open(&e.path()) {
+                    Ok(i) => println!(
+                        "{}  built {}  kernel {}  {} packages  {} MiB",
+                        i.dir.display(),
+                        i.manifest.built_at,
+                        i.manifest.kernel_version,
+                        i.manifest.packages.len(),
+                        i.manifest.files.image.bytes.unwrap_or(0) / 1_048_576
+                    ),
+                    Err(err) => println!("{}  unusable: {err}", e.path().display()),
+                }
+            }
+            if !any {
+                println!("no images under {} (deskenv image build)", root.display());
+            }
+        }
+        Top::Image(ImageCmd::Verify { image }) => {
+            let img = open_image(&cache, &image)?;
+            img.verify()?;
+            println!("{}: checksums match the manifest", img.dir.display());
+        }
+        Top::Vm(VmCmd::Up { name, vm }) => {
+            let p = provider(&cache, &vm)?;
+            let record = named::up(&p, &name).await?;
+            for n in &record.started.notes {
+                eprintln!("deskenv: {n}");
+            }
+            println!(
+                "{name}: up in {:.2}s by {} (accel {}); agent {}; pid {}",
+                record.started.seconds,
+                record.started.path,
+                record.accel.as_str(),
+                record.agent_url,
+                record.pid
+            );
+            println!(
+                "  phases: {}",
+                record
+                    .started
+                    .phases
+                    .iter()
+                    .map(|(k, v)| format!("{k} {v:.2}s"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        Top::Vm(VmCmd::List) => {
+            let all = named::list(&cache);
+            if all.is_empty() {
+                println!("no named VMs");
+            }
+            for l in all {
+                println!(
+                    "{:<16} {:<8} pid {:<8} {:<26} {} in {:.2}s",
+                    l.record.name,
+                    if l.running { "running" } else { "exited" },
+                    l.record.pid,
+                    l.record.agent_url,
+                    l.record.started.path,
+                    l.record.started.seconds
+                );
+            }
+        }
+        Top::Vm(VmCmd::Screenshot { name, out }) => {
+            let d = named::screenshot(&cache, &name).await?;
+            std::fs::write(&out, &d.png).with_context(|| format!("writing {}", out.display()))?;
+            println!(
+                "{}: {}x{} PNG, {} bytes (screendump {:.1} ms, encode {:.1} ms)",
+                out.display(),
+                d.width,
+                d.height,
+                d.png.len(),
+                d.dump_ms,
+                d.encode_ms
+            );
+        }
+        Top::Vm(VmCmd::Down { name, all }) => {
+            let names: Vec<String> = if all {
+                named::list(&cache)
+                    .into_iter()
+                    .map(|l| l.record.name)
+                    .collect()
+            } else {
+                name.into_iter().collect()
+            };
+            for n in names {
+                named::down(&cache, &n).await?;
+                println!("{n}: down");
+            }
+        }
+        Top::Vm(VmCmd::View { name, listen }) => {
+            let all = named::list(&cache);
+            let Some(l) = all.into_iter().find(|l| l.record.name == name) else {
+                bail!("no VM named `{name}`; `deskenv vm list` shows the running ones");
+            };
+            let qmp = controller::qmp::Qmp::connect(&l.record.qmp, Duration::from_secs(5)).await?;
+            let dir = paths::vms_dir(&cache).join(&name);
+            controller::view::serve(listen, qmp, dir, name.clone(), |a| {
+                println!("live view of {name}: http://{a}/ (Ctrl-C to stop)")
+            })
+            .await?;
+        }
+        Top::Vm(VmCmd::Smoke {
+            count,
+            parallel,
+            out,
+            vm,
+        }) => smoke(&cache, count, parallel, out, &vm).await?,
+        Top::Snapshot(SnapshotCmd::List) => {
+            let all = snapshot::list(&cache);
+            if all.is_empty() {
+                println!("no ready snapshots");
+            }
+            for (s, m) in all {
+                match m {
+                    Some(m) => println!(
+                        "{}  accel {}  state {} MiB  disk {} MiB  made from a {:.1}s boot",
+                        s.dir.display(),
+                        m.inputs.accel,
+                        m.state_bytes / 1_048_576,
+                        m.disk_bytes / 1_048_576,
+                        m.phases
+                            .iter()
+                            .find(|p| p.0 == "cold boot total")
+                            .map(|p| p.1)
+                            .unwrap_or(0.0)
+                    ),
+                    None => println!("{}  incomplete", s.dir.display()),
+                }
+            }
+        }
+        Top::Snapshot(SnapshotCmd::Clear) => {
+            for (s, _) in snapshot::list(&cache) {
+                s.remove()?;
+                println!("removed {}", s.dir.display());
+            }
+        }
+        Top::Bench(BenchCmd::Vm {
+            runs,
+            skip_cold,
+            recipe,
+            rtt_samples,
+            json,
+            vm,
+        }) => {
+            let image = open_image(&cache, &vm.image)?;
+            let config = QemuConfig {
+                accel: vm.accel,
+                memory_mib: vm.memory,
+                ..QemuConfig::default()
+            };
+            let opts = bench::VmBenchOptions {
+                runs,
+                skip_cold,
+                recipe,
+                rtt_samples,
+            };
+            let report = bench::run(image, config, cache.clone(), &opts, |m| {
+                eprintln!("bench: {m}")
+            })
+            .await?;
+            print!("{}", bench::table(&report));
+            if let Some(p) = json {
+                std::fs::write(&p, serde_json::to_string_pretty(&report)?)
+                    .with_context(|| format!("writing {}", p.display()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `deskenv vm smoke`: the pool end to end.
+async fn smoke(
+    cache: &std::path::Path,
+    count: usize,
+    parallel: usize,
+    out: Option<PathBuf>,
+    o: &VmOpts,
+) -> anyhow::Result<()> {
+    let p: Arc<dyn Provider> = Arc::new(provider(cache, o)?);
+    let pool = Arc::new(Pool::new(p, parallel)?);
+    if let Some(d) = &out {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+    }
+    let t = Instant::now();
+    let mut tasks = Vec::new();
+    for i in 0..count {
+        let pool = pool.clone();
+        let out = out.clone();
+        tasks.push(tokio::spawn(async move {
+            let lease = pool.acquire().await?;
+            let started = lease.started().clone();
+            for n in &started.notes {
+                eprintln!("deskenv: {n}");
+            }
+            let h = lease.agent().health(Duration::from_secs(5)).await?;
+            let text = format!("deskenv smoke test, VM {i}\n");
+            lease.agent().put_file("/tmp/smoke.txt", text.into_bytes()).await?;
+            let opened = lease.agent().open("/tmp/smoke.txt", None, Duration::from_secs(60)).await?;
+            let guest_png = lease.agent().screenshot().await?;
+            let host_png = lease.screenshot().await?;
+            if let Some(d) = &out {
+                std::fs::write(d.join(format!("vm{i}.png")), &host_png)?;
+            }
+            let line = format!(
+                "vm {i} ({}): {} in {:.2}s; screen {}x{}, atspi {}; opened \"{}\" in {:.1}s; screenshots: guest {} KiB, host {} KiB",
+                lease.name(),
+                started.path,
+                started.seconds,
+                h.screen.width,
+                h.screen.height,
+                h.atspi,
+                opened.window.title,
+                opened.waited_ms / 1000.0,
+                guest_png.len() / 1024,
+                host_png.len() / 1024
+            );
+            lease.release().await;
+            anyhow::Ok(line)
+        }));
+    }
+    let mut failed = 0;
+    for t in tasks {
+        match t.await? {
+            Ok(line) => println!("{line}"),
+            Err(e) => {
+                failed += 1;
+                println!("error: {e:#}");
+            }
+        }
+    }
+    println!(
+        "{count} VM(s), {parallel} at a time, in {:.1}s; {} QEMU process(es) left",
+        t.elapsed().as_secs_f64(),
+        reaper::live()
+    );
+    if failed > 0 {
+        bail!("{failed} of {count} VM(s) failed");
+    }
+    Ok(())
+}
