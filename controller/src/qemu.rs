@@ -636,30 +636,75 @@ impl QemuProvider {
         if lifetime == Lifetime::Guarded {
             reaper::register_dir(&dir);
         }
-        std::fs::create_dir_all(&dir).map_err(io(format!("creating {}", dir.display())))?;
-        let owner = reaper::Owner {
-            controller_pid: (lifetime == Lifetime::Guarded).then(std::process::id),
-            qemu_pid: None,
-        };
-        write_owner(&dir, &owner)?;
-        let t = Instant::now();
-        let out = tokio::process::Command::new("qemu-img")
-            .args(["create", "-q", "-f", "qcow2", "-F", "qcow2", "-b"])
-            .arg(backing)
-            .arg(dir.join("overlay.qcow2"))
-            .output()
-            .await
-            .map_err(io("running qemu-img create"))?;
-        if !out.status.success() {
-            let _ = std::fs::remove_dir_all(&dir);
-            reaper::unregister_dir(&dir);
-            return Err(ProviderError::Config(format!(
-                "qemu-img create over {} failed: {}",
-                backing.display(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
+        let made = async {
+            std::fs::create_dir_all(&dir).map_err(io(format!("creating {}", dir.display())))?;
+            let owner = reaper::Owner {
+                controller_pid: (lifetime == Lifetime::Guarded).then(std::process::id),
+                qemu_pid: None,
+            };
+            write_owner(&dir, &owner)?;
+            let t = Instant::now();
+            let out = tokio::process::Command::new("qemu-img")
+                .args(["create", "-q", "-f", "qcow2", "-F", "qcow2", "-b"])
+                .arg(backing)
+                .arg(dir.join("overlay.qcow2"))
+                .output()
+                .await
+                .map_err(io("running qemu-img create"))?;
+            if !out.status.success() {
+                return Err(ProviderError::Config(format!(
+                    "qemu-img create over {} failed: {}",
+                    backing.display(),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )));
+            }
+            Ok(t.elapsed().as_secs_f64())
         }
-        Ok((dir, t.elapsed().as_secs_f64()))
+        .await;
+        match made {
+            Ok(seconds) => Ok((dir, seconds)),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                reaper::unregister_dir(&dir);
+                Err(e)
+            }
+        }
+    }
+
+    /// A VM folder with an overlay over `backing` and QEMU started in it
+    /// (device and instance arguments, then `extra`); the overlay's
+    /// creation time is returned too.
+    async fn launch(
+        &self,
+        name: &str,
+        lifetime: Lifetime,
+        accel: Accel,
+        backing: &Path,
+        extra: &[&str],
+    ) -> Result<(QemuVm, f64), ProviderError> {
+        let (dir, overlay_s) = self.prepare_dir(name, lifetime, backing).await?;
+        let port = match free_port() {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                reaper::unregister_dir(&dir);
+                return Err(e);
+            }
+        };
+        let mut args = self.device_args(accel);
+        args.extend(self.instance_args(name, &dir, port));
+        args.extend(extra.iter().map(|a| a.to_string()));
+        match self.spawn_qemu(&dir, name, args, lifetime) {
+            Ok(child) => Ok((
+                QemuVm::new(name, dir, child, port, lifetime, accel),
+                overlay_s,
+            )),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                reaper::unregister_dir(&dir);
+                Err(e)
+            }
+        }
     }
 
     fn spawn_qemu(
@@ -714,20 +759,11 @@ impl QemuProvider {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let (dir, overlay_s) = self.prepare_dir(name, lifetime, &self.image.base()).await?;
+            let (mut vm, overlay_s) = self
+                .launch(name, lifetime, accel, &self.image.base(), &[])
+                .await?;
             phases.push(("overlay".to_string(), overlay_s));
-            let port = free_port()?;
-            let mut args = self.device_args(accel);
-            args.extend(self.instance_args(name, &dir, port));
-            let child = match self.spawn_qemu(&dir, name, args, lifetime) {
-                Ok(c) => c,
-                Err(e) => {
-                    let _ = std::fs::remove_dir_all(&dir);
-                    reaper::unregister_dir(&dir);
-                    return Err(e);
-                }
-            };
-            let mut vm = QemuVm::new(name, dir, child, port, lifetime, accel);
+            let port = vm.port;
             let r = async {
                 vm.connect_qmp().await?;
                 vm.wait_booted(self, watchdog, t0, &mut phases).await
@@ -795,25 +831,14 @@ impl QemuProvider {
         loop {
             attempt += 1;
             let mut phases = Vec::new();
-            let (dir, overlay_s) = self.prepare_dir(name, lifetime, &snap.disk()).await?;
-            phases.push(("overlay".to_string(), overlay_s));
-            let port = free_port()?;
-            let mut args = self.device_args(accel);
-            args.extend(self.instance_args(name, &dir, port));
-            args.extend(["-incoming".to_string(), "defer".to_string()]);
             let t = Instant::now();
-            let child = match self.spawn_qemu(&dir, name, args, lifetime) {
-                Ok(c) => c,
-                Err(e) => {
-                    let _ = std::fs::remove_dir_all(&dir);
-                    reaper::unregister_dir(&dir);
-                    return Err(e);
-                }
-            };
-            let mut vm = QemuVm::new(name, dir, child, port, lifetime, accel);
+            let (mut vm, overlay_s) = self
+                .launch(name, lifetime, accel, &snap.disk(), &["-incoming", "defer"])
+                .await?;
+            phases.push(("overlay".to_string(), overlay_s));
             let r = async {
                 vm.connect_qmp().await?;
-                phases.push(("start qemu".into(), t.elapsed().as_secs_f64()));
+                phases.push(("start qemu".into(), t.elapsed().as_secs_f64() - overlay_s));
                 vm.incoming(snap, self.config.restore_timeout, &mut phases)
                     .await?;
                 vm.wait_healthy(

@@ -380,6 +380,43 @@ async fn named_vm_up_list_screenshot_down() {
             .unwrap() as u32
     };
     assert!(reaper::alive(pid));
+    // The live view serves the screen on loopback only.
+    let out = deskenv()
+        .args(["vm", "view", "--name", "tier-test", "--listen", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("only loopback addresses"),
+        "{out:?}"
+    );
+    let mut view = deskenv()
+        .args(["vm", "view", "--name", "tier-test"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(view.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://127.0.0.1:"))
+        .expect(&line)
+        .to_string();
+    let page = reqwest::get(&url).await.unwrap().text().await.unwrap();
+    assert!(page.contains("deskenv live view"), "{page}");
+    let frame = reqwest::get(format!("{url}screen.png"))
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(png_size(&frame), Some((1920, 1080)));
+    view.kill().unwrap();
+    view.wait().unwrap();
+
     // A second VM with the same name is refused.
     let out = deskenv()
         .args(["vm", "up", "--name", "tier-test"])
