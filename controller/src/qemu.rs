@@ -406,26 +406,28 @@ impl QemuProvider {
         notes: &mut Vec<String>,
     ) -> Result<(QemuVm, StartReport), ProviderError> {
         let mut resolved = self.accel.lock().await;
-        let (accel, why) = match resolved.clone() {
-            Some(a) => a,
-            None => self.guess_accel(),
-        };
-        let watchdog =
-            self.config.accel == AccelChoice::Auto && accel == Accel::Kvm && resolved.is_none();
+        if let Some((accel, _)) = resolved.clone() {
+            // Known already: boot without holding the lock (parallel boots).
+            drop(resolved);
+            let vm = self.cold_boot(name, lifetime, accel, false).await?;
+            let report = vm.started.clone();
+            return Ok((vm, report));
+        }
+        // The first boot decides, while the others wait.
+        let (accel, why) = self.guess_accel();
+        let watchdog = self.config.accel == AccelChoice::Auto && accel == Accel::Kvm;
         match self.cold_boot(name, lifetime, accel, watchdog).await {
             Ok(vm) => {
-                if resolved.is_none() {
-                    tracing::info!(
-                        accel = accel.as_str(),
-                        "accelerator: {} ({why})",
-                        accel.as_str()
-                    );
-                    notes.push(format!("accelerator {} ({why})", accel.as_str()));
-                    if watchdog {
-                        self.record_probe(true, "the guest booted under KVM");
-                    }
-                    *resolved = Some((accel, why));
+                tracing::info!(
+                    accel = accel.as_str(),
+                    "accelerator: {} ({why})",
+                    accel.as_str()
+                );
+                notes.push(format!("accelerator {} ({why})", accel.as_str()));
+                if watchdog {
+                    self.record_probe(true, "the guest booted under KVM");
                 }
+                *resolved = Some((accel, why));
                 let report = vm.started.clone();
                 Ok((vm, report))
             }
