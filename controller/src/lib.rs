@@ -33,4 +33,5 @@ pub mod qmp;
 pub mod reaper;
 pub mod serial;
 pub mod snapshot;
+pub mod task;
 pub mod view;

@@ -6,7 +6,7 @@ use controller::image::{self, BuildOptions, Image};
 use controller::pool::Pool;
 use controller::provider::Provider;
 use controller::qemu::{AccelChoice, QemuConfig, QemuProvider};
-use controller::{bench, named, paths, reaper, snapshot};
+use controller::{bench, named, paths, reaper, snapshot, task};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -43,6 +43,28 @@ enum Top {
     /// Benchmarks.
     #[command(subcommand)]
     Bench(BenchCmd),
+    /// Task files.
+    #[command(subcommand)]
+    Tasks(TasksCmd),
+}
+
+#[derive(Subcommand, Debug)]
+enum TasksCmd {
+    /// Check task files: print, per task, every field deskenv cannot run
+    /// (unsupported setup steps, getters, metrics; URLs without a local
+    /// copy; bad parameters). Exit status 1 if anything was found.
+    Validate {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Only print tasks with problems.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// List tasks: id, domain, category, setup steps, metrics.
+    List {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -383,6 +405,63 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             for (s, _) in snapshot::list(&cache) {
                 s.remove()?;
                 println!("removed {}", s.dir.display());
+            }
+        }
+        Top::Tasks(TasksCmd::Validate { paths, quiet }) => {
+            let (tasks, errors) = task::load_all(&paths)?;
+            let mut bad = errors.len();
+            for e in &errors {
+                println!("error {e}");
+            }
+            for t in &tasks {
+                let problems = task::validate::validate(t, &task::metric_supported);
+                if problems.is_empty() {
+                    if !quiet {
+                        println!("ok    {} ({})", t.spec.id, t.path.display());
+                    }
+                    continue;
+                }
+                bad += 1;
+                println!(
+                    "FAIL  {} ({}): {} problem(s)",
+                    t.spec.id,
+                    t.path.display(),
+                    problems.len()
+                );
+                for p in problems {
+                    println!("      {}: {p}", t.path.display());
+                }
+            }
+            println!(
+                "{} task file(s): {} ok, {bad} with problems",
+                tasks.len() + errors.len(),
+                tasks.len() + errors.len() - bad
+            );
+            if bad > 0 {
+                std::process::exit(1);
+            }
+        }
+        Top::Tasks(TasksCmd::List { paths }) => {
+            let (tasks, errors) = task::load_all(&paths)?;
+            println!(
+                "{:<38} {:<18} {:<16} {:>5}  metrics",
+                "id", "domain", "category", "setup"
+            );
+            for t in &tasks {
+                println!(
+                    "{:<38} {:<18} {:<16} {:>5}  {}",
+                    t.spec.id,
+                    t.domain,
+                    t.spec.category.as_deref().unwrap_or("-"),
+                    t.spec.config.len(),
+                    t.spec.evaluator.func.as_slice().join(",")
+                );
+            }
+            for e in &errors {
+                eprintln!("deskenv: error {e}");
+            }
+            if !errors.is_empty() {
+                bail!("{} task file(s) did not load", errors.len());
             }
         }
         Top::Bench(BenchCmd::Vm {

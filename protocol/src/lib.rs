@@ -8,11 +8,13 @@
 //! - [`pyautogui`]: the pure parser from agents' pyautogui code to actions.
 //! - [`a11y`]: the accessibility tree ([`A11yNode`]), OSWorld's XML and linear table.
 //! - [`api`]: request and response bodies of the guest agent's `/v1` API.
+//! - [`task`]: task files (OSWorld's JSON plus deskenv's keys), setup steps, evaluator specs.
 
 pub mod a11y;
 pub mod action;
 pub mod api;
 pub mod pyautogui;
+pub mod task;
 
 pub use a11y::A11yNode;
 pub use action::{Action, ActionError, Button};
