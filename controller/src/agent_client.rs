@@ -3,8 +3,9 @@
 //! said.
 
 use protocol::api::{
-    A11yTree, ClockRequest, ClockResponse, Command, ErrorBody, ExecRequest, ExecResponse, Health,
-    LaunchRequest, LaunchResponse, OpenRequest, OpenResponse, WindowInfo, WindowsResponse,
+    A11yTree, ActionsRequest, ActionsResponse, ClockRequest, ClockResponse, Command, ErrorBody,
+    ExecRequest, ExecResponse, Health, LaunchRequest, LaunchResponse, Observation, ObserveRequest,
+    OpenRequest, OpenResponse, PyautoguiRequest, WindowInfo, WindowsResponse,
 };
 use serde::de::DeserializeOwned;
 use std::time::Duration;
@@ -236,4 +237,93 @@ impl AgentClient {
         self.send("GET /v1/a11y", req, Duration::from_secs(30))
             .await
     }
+
+    /// Screenshot and/or a11y tree in one round trip.
+    pub async fn observe(&self, req: &ObserveRequest) -> Result<Observation, AgentError> {
+        let r = self
+            .http
+            .post(format!("{}/v1/observe", self.base))
+            .json(req);
+        self.send("POST /v1/observe", r, Duration::from_secs(60))
+            .await
+    }
+
+    /// `computer_13` actions, with an optional settle.
+    pub async fn actions(&self, req: &ActionsRequest) -> Result<ActionsResponse, AgentError> {
+        let r = self
+            .http
+            .post(format!("{}/v1/actions", self.base))
+            .json(req);
+        self.send("POST /v1/actions", r, Duration::from_secs(120))
+            .await
+    }
+
+    /// pyautogui code, parsed into actions by the agent.
+    pub async fn pyautogui(&self, req: &PyautoguiRequest) -> Result<ActionsResponse, AgentError> {
+        let r = self
+            .http
+            .post(format!("{}/v1/pyautogui", self.base))
+            .json(req);
+        self.send("POST /v1/pyautogui", r, Duration::from_secs(120))
+            .await
+    }
+
+    /// OSWorld's `/setup/execute` (its semantics: a string command with
+    /// `shell: false` is split, `python -c "import pyautogui; …"` runs
+    /// natively): returncode, stdout, stderr.
+    pub async fn osworld_execute(
+        &self,
+        command: &serde_json::Value,
+        shell: bool,
+    ) -> Result<OsExec, AgentError> {
+        let body = serde_json::json!({ "command": command, "shell": shell });
+        let r = self
+            .http
+            .post(format!("{}/setup/execute", self.base))
+            .json(&body);
+        let v: serde_json::Value = self
+            .send("POST /setup/execute", r, Duration::from_secs(130))
+            .await?;
+        Ok(OsExec {
+            returncode: v.get("returncode").and_then(|x| x.as_i64()).unwrap_or(0),
+            output: v
+                .get("output")
+                .and_then(|x| x.as_str())
+                .unwrap_or("")
+                .to_string(),
+            error: v
+                .get("error")
+                .and_then(|x| x.as_str())
+                .unwrap_or("")
+                .to_string(),
+        })
+    }
+
+    /// OSWorld's `/setup/activate_window` or `/setup/close_window`.
+    pub async fn osworld_window(
+        &self,
+        close: bool,
+        window_name: &str,
+        strict: bool,
+        by_class: bool,
+    ) -> Result<(), AgentError> {
+        let route = if close {
+            "/setup/close_window"
+        } else {
+            "/setup/activate_window"
+        };
+        let body = serde_json::json!({ "window_name": window_name, "strict": strict, "by_class": by_class });
+        let r = self.http.post(format!("{}{route}", self.base)).json(&body);
+        self.send_bytes(&format!("POST {route}"), r, Duration::from_secs(30))
+            .await
+            .map(|_| ())
+    }
+}
+
+/// What OSWorld's `/setup/execute` returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OsExec {
+    pub returncode: i64,
+    pub output: String,
+    pub error: String,
 }

@@ -20,9 +20,11 @@
 //! vm.shutdown().await;
 //! # Ok(()) }
 //! ```
+pub mod agent;
 pub mod agent_client;
 pub mod bench;
 pub mod display;
+pub mod episode;
 pub mod image;
 pub mod named;
 pub mod paths;

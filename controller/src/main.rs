@@ -46,6 +46,57 @@ enum Top {
     /// Task files.
     #[command(subcommand)]
     Tasks(TasksCmd),
+    /// Run an agent on tasks, each in a fresh VM, and score them.
+    Run(RunArgs),
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// Task files or folders.
+    #[arg(long, required = true, num_args = 1..)]
+    tasks: Vec<PathBuf>,
+    /// scripted (the task's solution), noop (DONE at once), openai.
+    #[arg(long, default_value = "scripted")]
+    agent: String,
+    /// qemu (fresh VM per task).
+    #[arg(long, default_value = "qemu")]
+    provider: String,
+    /// screenshot, a11y_tree or screenshot_a11y_tree.
+    #[arg(long, default_value = "screenshot")]
+    observation: controller::agent::ObservationType,
+    /// pyautogui or computer_13.
+    #[arg(long, default_value = "pyautogui")]
+    action_space: controller::agent::ActionSpace,
+    /// Step budget; a list (15,30,50) runs an ablation side by side.
+    #[arg(long, default_value = "15", value_delimiter = ',')]
+    max_steps: Vec<usize>,
+    /// Seconds per task for the step loop.
+    #[arg(long, default_value_t = 600.0)]
+    time_limit: f64,
+    /// adaptive, or fixed:SECONDS (fixed:2.0 is OSWorld's pause).
+    #[arg(long, default_value = "adaptive")]
+    settle: controller::episode::SettleMode,
+    #[arg(long, default_value_t = 1)]
+    parallel: usize,
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+    /// The model name (openai agent; also names the result folder).
+    #[arg(long)]
+    model: Option<String>,
+    /// OpenAI-compatible endpoint (openai agent), e.g. http://127.0.0.1:8000/v1.
+    #[arg(long, default_value = "http://127.0.0.1:8000/v1")]
+    base_url: String,
+    /// Environment variable holding the API key (openai agent).
+    #[arg(long, default_value = "OPENAI_API_KEY")]
+    api_key_env: String,
+    #[arg(long)]
+    temperature: Option<f32>,
+    #[arg(long)]
+    top_p: Option<f32>,
+    #[arg(long)]
+    max_tokens: Option<u32>,
+    #[command(flatten)]
+    vm: VmOpts,
 }
 
 #[derive(Subcommand, Debug)]
@@ -407,6 +458,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 println!("removed {}", s.dir.display());
             }
         }
+        Top::Run(args) => run_tasks(&cache, args).await?,
         Top::Tasks(TasksCmd::Validate { paths, quiet }) => {
             let (tasks, errors) = task::load_all(&paths)?;
             let mut bad = errors.len();
@@ -566,5 +618,112 @@ async fn smoke(
     if failed > 0 {
         bail!("{failed} of {count} VM(s) failed");
     }
+    Ok(())
+}
+
+/// `deskenv run`.
+async fn run_tasks(cache: &std::path::Path, a: RunArgs) -> anyhow::Result<()> {
+    use controller::episode::{runner, EpisodeSettings};
+    let (tasks, errors) = task::load_all(&a.tasks)?;
+    if !errors.is_empty() {
+        for e in &errors {
+            eprintln!("deskenv: error {e}");
+        }
+        bail!("{} task file(s) did not load", errors.len());
+    }
+    // Refuse tasks that cannot run, naming every problem, before any VM starts.
+    let mut problems = 0;
+    for t in &tasks {
+        for p in task::validate::validate(t, &task::metric_supported) {
+            eprintln!("deskenv: {}: {p}", t.path.display());
+            problems += 1;
+        }
+        if a.agent == "scripted" && t.spec.solution.is_none() {
+            eprintln!(
+                "deskenv: {}: solution: missing (the scripted agent replays it)",
+                t.path.display()
+            );
+            problems += 1;
+        }
+    }
+    if problems > 0 {
+        bail!("{problems} problem(s) in the task files (see above; `deskenv tasks validate`)");
+    }
+    if a.max_steps.is_empty() || a.max_steps.contains(&0) {
+        bail!("--max-steps: expected positive step budgets, e.g. 15 or 15,30,50");
+    }
+    let make_agent: runner::AgentFactory = match a.agent.as_str() {
+        "scripted" => {
+            Arc::new(|| Ok(Box::new(controller::agent::scripted::ScriptedAgent::default()) as _))
+        }
+        "noop" => Arc::new(|| Ok(Box::new(controller::agent::noop::NoopAgent) as _)),
+        "openai" => {
+            use controller::agent::openai::{OpenAiAgent, OpenAiConfig};
+            let Some(model) = a.model.clone() else {
+                bail!("--agent openai needs --model")
+            };
+            let mut c = OpenAiConfig::new(a.base_url.clone(), model);
+            c.api_key_env = Some(a.api_key_env.clone());
+            if let Some(t) = a.temperature {
+                c.temperature = t;
+            }
+            if let Some(t) = a.top_p {
+                c.top_p = t;
+            }
+            if let Some(t) = a.max_tokens {
+                c.max_tokens = t;
+            }
+            // Fail on a bad configuration now, not per task.
+            OpenAiAgent::new(c.clone())?;
+            Arc::new(move || {
+                OpenAiAgent::new(c.clone())
+                    .map(|a| Box::new(a) as _)
+                    .map_err(|e| e.to_string())
+            })
+        }
+        other => bail!("--agent {other}: expected scripted, noop or openai"),
+    };
+    if a.provider != "qemu" {
+        bail!("--provider {}: expected qemu", a.provider);
+    }
+    let p = provider(cache, &a.vm)?;
+    let environment = serde_json::json!({
+        "image": p.image.dir, "image_digest": p.image.digest(), "qemu": p.qemu_version(),
+        "memory_mib": a.vm.memory, "snapshot": !a.vm.cold,
+    });
+    let provider: Arc<dyn Provider> = Arc::new(p);
+    let pool = Arc::new(Pool::new(provider, a.parallel)?);
+    let settings = Arc::new(runner::RunSettings {
+        out: a.out.clone(),
+        model: a.model.clone().unwrap_or_else(|| a.agent.clone()),
+        agent: a.agent.clone(),
+        budgets: a.max_steps.clone(),
+        episode: EpisodeSettings {
+            observation: a.observation,
+            action_space: a.action_space,
+            max_steps: a.max_steps[0],
+            time_limit: Duration::from_secs_f64(a.time_limit),
+            settle: a.settle,
+        },
+        provider: a.provider.clone(),
+        parallel: a.parallel,
+        environment,
+    });
+    println!(
+        "{} task(s) × {} budget(s), {} at a time, into {}",
+        tasks.len(),
+        a.max_steps.len(),
+        a.parallel,
+        a.out.display()
+    );
+    let finished = runner::run(
+        pool,
+        settings.clone(),
+        tasks,
+        make_agent,
+        Arc::new(|l: &str| println!("{l}")),
+    )
+    .await?;
+    print!("{}", runner::summary(&finished, &settings));
     Ok(())
 }

@@ -1,0 +1,285 @@
+//! Agents: what decides the next step of an episode. The loop gives an
+//! agent the task's instruction once ([`Agent::reset`]) and then an
+//! [`Observation`] per step ([`Agent::next`]); the agent answers with one
+//! or more [`Decision`]s, each executed as one step.
+//!
+//! - [`noop`]: answers DONE at the first step (the negative control).
+//! - [`scripted`]: replays the task's `solution` (the oracle).
+//! - `openai`: any OpenAI-compatible chat-completions endpoint.
+
+pub mod noop;
+pub mod openai;
+pub mod scripted;
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The agent cannot go on (no solution, endpoint unusable, …).
+    #[error("agent {agent}: {message}")]
+    Fatal { agent: String, message: String },
+    /// One call failed; the loop records it and may ask again.
+    #[error("agent {agent}: {message}")]
+    Call { agent: String, message: String },
+}
+
+/// OSWorld's observation types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ObservationType {
+    #[default]
+    Screenshot,
+    A11yTree,
+    ScreenshotA11yTree,
+}
+
+impl ObservationType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ObservationType::Screenshot => "screenshot",
+            ObservationType::A11yTree => "a11y_tree",
+            ObservationType::ScreenshotA11yTree => "screenshot_a11y_tree",
+        }
+    }
+
+    pub fn wants_screenshot(self) -> bool {
+        self != ObservationType::A11yTree
+    }
+
+    pub fn wants_a11y(self) -> bool {
+        self != ObservationType::Screenshot
+    }
+}
+
+impl std::str::FromStr for ObservationType {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "screenshot" => Ok(ObservationType::Screenshot),
+            "a11y_tree" => Ok(ObservationType::A11yTree),
+            "screenshot_a11y_tree" => Ok(ObservationType::ScreenshotA11yTree),
+            o => Err(format!("unknown observation type `{o}`: expected screenshot, a11y_tree or screenshot_a11y_tree")),
+        }
+    }
+}
+
+/// OSWorld's action spaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionSpace {
+    #[default]
+    Pyautogui,
+    Computer13,
+}
+
+impl ActionSpace {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionSpace::Pyautogui => "pyautogui",
+            ActionSpace::Computer13 => "computer_13",
+        }
+    }
+}
+
+impl std::str::FromStr for ActionSpace {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "pyautogui" => Ok(ActionSpace::Pyautogui),
+            "computer_13" => Ok(ActionSpace::Computer13),
+            o => Err(format!(
+                "unknown action space `{o}`: expected pyautogui or computer_13"
+            )),
+        }
+    }
+}
+
+/// What the agent knows about the episode before the first step.
+#[derive(Debug, Clone)]
+pub struct EpisodeContext {
+    pub task_id: String,
+    pub instruction: String,
+    pub observation: ObservationType,
+    pub action_space: ActionSpace,
+    pub max_steps: usize,
+    /// The task's oracle solution, for the scripted agent.
+    pub solution: Option<Vec<protocol::task::SolutionStep>>,
+}
+
+/// One observation.
+#[derive(Debug, Clone, Default)]
+pub struct Observation {
+    /// 0-based step about to be taken.
+    pub step: usize,
+    pub screen: (u32, u32),
+    pub screenshot_png: Option<Vec<u8>>,
+    /// OSWorld's linearized a11y table.
+    pub a11y_linear: Option<String>,
+}
+
+/// One step's decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum Decision {
+    /// A pyautogui code block.
+    Code(String),
+    /// A `computer_13` action (not WAIT/DONE/FAIL, which are below).
+    Action(protocol::Action),
+    Wait,
+    Done,
+    Fail,
+}
+
+impl Decision {
+    /// `WAIT`/`DONE`/`FAIL` as OSWorld writes them, the code, or the
+    /// action's JSON.
+    pub fn describe(&self) -> String {
+        match self {
+            Decision::Code(c) => c.clone(),
+            Decision::Action(a) => a.to_json().to_string(),
+            Decision::Wait => "WAIT".into(),
+            Decision::Done => "DONE".into(),
+            Decision::Fail => "FAIL".into(),
+        }
+    }
+}
+
+/// Token counts of one model call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// An agent's answer to one observation.
+#[derive(Debug, Clone, Default)]
+pub struct Reply {
+    pub decisions: Vec<Decision>,
+    /// The model's raw text (or the script's line), for the trajectory.
+    pub raw: String,
+    pub usage: Option<Usage>,
+    pub latency_ms: f64,
+}
+
+/// An agent.
+pub trait Agent: Send {
+    fn name(&self) -> &str;
+    /// A new episode begins.
+    fn reset(&mut self, ctx: &EpisodeContext) -> Result<(), AgentError>;
+    /// The next decisions for this observation.
+    fn next<'a>(&'a mut self, obs: &'a Observation) -> BoxFuture<'a, Result<Reply, AgentError>>;
+}
+
+/// Parses a model's or a script's text into decisions the OSWorld way:
+/// `WAIT`, `DONE`, `FAIL` alone, or fenced code blocks (```python …```),
+/// or the whole text as one code block when it has no fence.
+pub fn parse_response(text: &str, space: ActionSpace) -> Result<Vec<Decision>, String> {
+    let trimmed = text.trim();
+    match trimmed {
+        "WAIT" => return Ok(vec![Decision::Wait]),
+        "DONE" => return Ok(vec![Decision::Done]),
+        "FAIL" => return Ok(vec![Decision::Fail]),
+        _ => {}
+    }
+    let blocks = fenced_blocks(trimmed);
+    let blocks = if blocks.is_empty() {
+        vec![trimmed.to_string()]
+    } else {
+        blocks
+    };
+    let mut out = Vec::new();
+    for b in blocks {
+        let b = b.trim();
+        match b {
+            "WAIT" => out.push(Decision::Wait),
+            "DONE" => out.push(Decision::Done),
+            "FAIL" => out.push(Decision::Fail),
+            "" => {}
+            code => match space {
+                ActionSpace::Pyautogui => out.push(Decision::Code(code.to_string())),
+                ActionSpace::Computer13 => {
+                    let v: serde_json::Value = serde_json::from_str(code)
+                        .map_err(|e| format!("not a computer_13 action (JSON): {e}"))?;
+                    let items = match v {
+                        serde_json::Value::Array(a) => a,
+                        other => vec![other],
+                    };
+                    for item in items {
+                        match item.as_str() {
+                            Some("WAIT") => out.push(Decision::Wait),
+                            Some("DONE") => out.push(Decision::Done),
+                            Some("FAIL") => out.push(Decision::Fail),
+                            _ => out.push(Decision::Action(
+                                protocol::Action::from_json(&item).map_err(|e| e.to_string())?,
+                            )),
+                        }
+                    }
+                }
+            },
+        }
+    }
+    if out.is_empty() {
+        return Err(
+            "no action in the response (expected a ```python block, or WAIT, DONE, FAIL)".into(),
+        );
+    }
+    Ok(out)
+}
+
+fn fenced_blocks(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("```") {
+        let after = &rest[start + 3..];
+        // Skip the language tag line.
+        let body_start = after.find('\n').map(|i| i + 1).unwrap_or(after.len());
+        let body = &after[body_start..];
+        let Some(end) = body.find("```") else { break };
+        out.push(body[..end].to_string());
+        rest = &body[end + 3..];
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn responses_parse_like_osworld() {
+        assert_eq!(
+            parse_response(" DONE\n", ActionSpace::Pyautogui).unwrap(),
+            vec![Decision::Done]
+        );
+        let r = parse_response(
+            "I will click.\n```python\npyautogui.click(10, 20)\n```\nthen\n```\nWAIT\n```",
+            ActionSpace::Pyautogui,
+        )
+        .unwrap();
+        assert_eq!(
+            r,
+            vec![
+                Decision::Code("pyautogui.click(10, 20)\n".trim().to_string()),
+                Decision::Wait
+            ]
+        );
+        let r = parse_response(
+            "```json\n{\"action_type\": \"CLICK\", \"x\": 5, \"y\": 6}\n```",
+            ActionSpace::Computer13,
+        )
+        .unwrap();
+        assert!(matches!(r[0], Decision::Action(_)));
+        assert!(parse_response(
+            "```json\n{\"action_type\": \"JUMP\"}\n```",
+            ActionSpace::Computer13
+        )
+        .is_err());
+        assert!(parse_response("```python\n```", ActionSpace::Pyautogui).is_err());
+        assert_eq!(
+            "a11y_tree".parse::<ObservationType>(),
+            Ok(ObservationType::A11yTree)
+        );
+        assert!("video".parse::<ObservationType>().is_err());
+    }
+}

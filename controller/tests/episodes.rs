@@ -1,0 +1,183 @@
+//! Episodes end to end on real VMs (DESKENV_TEST_VM=1, after the image is
+//! built): the example suite with the scripted agent (the oracle) all
+//! succeeds, with the noop agent none does; a run killed midway resumes
+//! without rerunning finished tasks or losing their results.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn enabled() -> bool {
+    if std::env::var("DESKENV_TEST_VM").as_deref() == Ok("1") {
+        return true;
+    }
+    eprintln!("skipped: set DESKENV_TEST_VM=1 (and build the image) to run episodes on real VMs");
+    false
+}
+
+fn suite() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tasks/examples")
+}
+
+fn deskenv() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_deskenv"))
+}
+
+fn results(out: &Path) -> Vec<(PathBuf, serde_json::Value)> {
+    let mut found = Vec::new();
+    let mut stack = vec![out.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().is_some_and(|n| n == "result.json") {
+                let v = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+                found.push((p, v));
+            }
+        }
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
+}
+
+fn run(agent: &str, out: &Path) -> String {
+    let o = deskenv()
+        .args([
+            "run",
+            "--tasks",
+            suite().to_str().unwrap(),
+            "--agent",
+            agent,
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        o.status.success(),
+        "deskenv run --agent {agent} failed:\n{text}"
+    );
+    text
+}
+
+#[test]
+fn the_oracle_solves_every_example_and_noop_solves_none() {
+    if !enabled() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("scripted");
+    let text = run("scripted", &out);
+    eprintln!("{text}");
+    let rs = results(&out);
+    assert_eq!(rs.len(), 6, "{text}");
+    for (p, r) in &rs {
+        assert_eq!(r["success"], true, "{}: {r:#}", p.display());
+        assert!(r["score"].as_f64().unwrap() >= 0.95);
+        let dir = p.parent().unwrap();
+        // The layout: <out>/pyautogui/screenshot/scripted/<domain>/<task>/.
+        assert!(
+            dir.starts_with(out.join("pyautogui/screenshot/scripted/examples")),
+            "{}",
+            dir.display()
+        );
+        let traj = std::fs::read_to_string(dir.join("traj.jsonl")).unwrap();
+        assert_eq!(
+            traj.lines().count() as u64,
+            r["steps_used"].as_u64().unwrap(),
+            "{traj}"
+        );
+        for line in traj.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert!(dir.join(v["screenshot_file"].as_str().unwrap()).is_file());
+        }
+        assert_eq!(
+            std::fs::read_to_string(dir.join("result.txt"))
+                .unwrap()
+                .trim()
+                .parse::<f64>()
+                .unwrap(),
+            r["score"].as_f64().unwrap()
+        );
+    }
+    let run_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run_json["tasks"].as_array().unwrap().len(), 6);
+    assert_eq!(run_json["tasks"][0]["sha256"].as_str().unwrap().len(), 64);
+    assert!(run_json["settings"]["environment"]["image_digest"].is_string());
+
+    let out = tmp.path().join("noop");
+    let text = run("noop", &out);
+    let rs = results(&out);
+    assert_eq!(rs.len(), 6, "{text}");
+    for (p, r) in &rs {
+        assert_eq!(
+            r["success"],
+            false,
+            "{}: the noop agent must not succeed: {r:#}",
+            p.display()
+        );
+    }
+}
+
+#[test]
+fn a_killed_run_resumes_without_rerunning_finished_tasks() {
+    if !enabled() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("resume");
+    let mut child = deskenv()
+        .args([
+            "run",
+            "--tasks",
+            suite().to_str().unwrap(),
+            "--agent",
+            "noop",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while results(&out).len() < 2 {
+        assert!(Instant::now() < deadline, "no results in time");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    child.wait().unwrap();
+    let before = results(&out);
+    assert!(
+        before.len() >= 2 && before.len() < 6,
+        "{} results",
+        before.len()
+    );
+    let mtimes: Vec<_> = before
+        .iter()
+        .map(|(p, _)| std::fs::metadata(p).unwrap().modified().unwrap())
+        .collect();
+    let text = run("noop", &out);
+    assert_eq!(
+        text.matches("finished before, skipped").count(),
+        before.len(),
+        "{text}"
+    );
+    let after = results(&out);
+    assert_eq!(after.len(), 6);
+    for ((p, _), m) in before.iter().zip(mtimes) {
+        assert_eq!(
+            std::fs::metadata(p).unwrap().modified().unwrap(),
+            m,
+            "{} was rewritten",
+            p.display()
+        );
+    }
+}
