@@ -1,25 +1,26 @@
 #!/usr/bin/env bash
 # The main job on the built-in default: installs everything, builds the
 # guest agent and the controller, builds the Debian desktop guest image
-# (cached after the first time), then starts VMs from it through the
-# controller's pool — the first start boots once and saves the ready
-# snapshot, every later one restores it — and checks each (agent health,
-# a file opened in the editor, host and guest screenshots).
+# (cached after the first time), then runs the example suite
+# (tasks/examples) with the scripted agent (each task's oracle solution),
+# each task in a fresh VM restored from the ready snapshot (the first start
+# boots once and saves it), and prints the summary.
 #
-#   scripts/run.sh [--count N] [--parallel N]
+#   scripts/run.sh [--parallel N] [--agent scripted|noop]
 #
-# Screenshots go to target/run/. Run as root (the image build uses
-# debootstrap and loop mounts).
+# Results (OSWorld's layout: trajectories, screenshots, result.json) go to
+# target/run/results/. Run as root (the image build uses debootstrap and
+# loop mounts).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-count=3
 parallel=1
+agent=scripted
 while (($#)); do
   case $1 in
-    --count) count=$2; shift 2 ;;
     --parallel) parallel=$2; shift 2 ;;
-    *) echo "usage: $0 [--count N] [--parallel N]" >&2; exit 2 ;;
+    --agent) agent=$2; shift 2 ;;
+    *) echo "usage: $0 [--parallel N] [--agent scripted|noop]" >&2; exit 2 ;;
   esac
 done
 
@@ -34,6 +35,6 @@ deskenv=target/release/deskenv
 echo "== guest image"
 "$deskenv" image build --recipe vm-images/debian-desktop
 
-echo "== VMs through the pool ($count, $parallel at a time)"
-"$deskenv" vm smoke --count "$count" --parallel "$parallel" --out target/run
-echo "host screenshots: target/run/vm*.png"
+echo "== the example suite with the $agent agent"
+rm -rf "target/run/results/pyautogui/screenshot/$agent"
+"$deskenv" run --tasks tasks/examples --agent "$agent" --parallel "$parallel" --out target/run/results

@@ -3,7 +3,8 @@
 # lints, runs the Rust tests (unit, and desktop tests against real Xvfb
 # desktops with real GTK applications), drives a real deskenv-agent with a
 # Python client that speaks OSWorld's protocol, then builds the guest image
-# and runs the real-VM tier (QEMU VMs: one cold boot, then restores).
+# and runs the real-VM tier (QEMU VMs: one cold boot, then restores; the
+# example suite with the scripted and the noop agents).
 # Run as root (the image build uses debootstrap and loop mounts).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,4 +49,4 @@ echo "== real-VM tier (guest image, QEMU, ready snapshot)"
 cargo build --release -p deskenv-guest-agent
 cargo build -p deskenv-controller
 target/debug/deskenv image build --recipe vm-images/debian-desktop
-DESKENV_TEST_VM=1 cargo test -p deskenv-controller --test vm -- --test-threads=1
+DESKENV_TEST_VM=1 cargo test -p deskenv-controller --test vm --test episodes -- --test-threads=1
