@@ -183,6 +183,16 @@ pub fn parse_response(text: &str, space: ActionSpace) -> Result<Vec<Decision>, S
         _ => {}
     }
     let blocks = fenced_blocks(trimmed);
+    if blocks.is_empty() {
+        // No fence: a special word on the last line wins ("The task is
+        // done.\nDONE"), as in OSWorld's parser.
+        match trimmed.lines().last().map(str::trim) {
+            Some("WAIT") => return Ok(vec![Decision::Wait]),
+            Some("DONE") => return Ok(vec![Decision::Done]),
+            Some("FAIL") => return Ok(vec![Decision::Fail]),
+            _ => {}
+        }
+    }
     let blocks = if blocks.is_empty() {
         vec![trimmed.to_string()]
     } else {
@@ -250,6 +260,10 @@ mod tests {
     fn responses_parse_like_osworld() {
         assert_eq!(
             parse_response(" DONE\n", ActionSpace::Pyautogui).unwrap(),
+            vec![Decision::Done]
+        );
+        assert_eq!(
+            parse_response("The file is saved.\nDONE", ActionSpace::Pyautogui).unwrap(),
             vec![Decision::Done]
         );
         let r = parse_response(
