@@ -127,6 +127,26 @@ pub struct EpisodeResult {
 
 pub const SUCCESS_THRESHOLD: f64 = 0.95;
 
+impl EpisodeResult {
+    /// A result with score 0 that ended for `end`; the loop fills it in.
+    pub fn new(task: &LoadedTask, max_steps: usize, end: EndReason) -> EpisodeResult {
+        EpisodeResult {
+            task_id: task.spec.id.clone(),
+            domain: task.domain.clone(),
+            category: task.spec.category.clone(),
+            score: 0.0,
+            success: false,
+            steps_used: 0,
+            max_steps,
+            end,
+            metrics: vec![],
+            errors: vec![],
+            tokens: Usage::default(),
+            timings: EpisodeTimings::default(),
+        }
+    }
+}
+
 /// The trajectory file, one JSON line per step, flushed at once.
 struct Trajectory {
     file: std::fs::File,
@@ -173,23 +193,8 @@ pub async fn run_episode(
     reset_s: f64,
 ) -> EpisodeResult {
     let t0 = Instant::now();
-    let mut r = EpisodeResult {
-        task_id: task.spec.id.clone(),
-        domain: task.domain.clone(),
-        category: task.spec.category.clone(),
-        score: 0.0,
-        success: false,
-        steps_used: 0,
-        max_steps: s.max_steps,
-        end: EndReason::Budget,
-        metrics: vec![],
-        errors: vec![],
-        tokens: Usage::default(),
-        timings: EpisodeTimings {
-            reset_s,
-            ..Default::default()
-        },
-    };
+    let mut r = EpisodeResult::new(task, s.max_steps, EndReason::Budget);
+    r.timings.reset_s = reset_s;
     let mut traj = match Trajectory::create(dir) {
         Ok(t) => t,
         Err(e) => {

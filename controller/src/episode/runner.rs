@@ -155,20 +155,11 @@ pub async fn run(
                     lease.release().await;
                     r
                 }
-                Err(e) => EpisodeResult {
-                    task_id: task.spec.id.clone(),
-                    domain: task.domain.clone(),
-                    category: task.spec.category.clone(),
-                    score: 0.0,
-                    success: false,
-                    steps_used: 0,
-                    max_steps: budget,
-                    end: super::EndReason::EnvError,
-                    metrics: vec![],
-                    errors: vec![format!("no machine: {e}")],
-                    tokens: Default::default(),
-                    timings: Default::default(),
-                },
+                Err(e) => {
+                    let mut r = EpisodeResult::new(&task, budget, super::EndReason::EnvError);
+                    r.errors.push(format!("no machine: {e}"));
+                    r
+                }
             };
             write_result(&dir, &result)?;
             let line = {
