@@ -368,3 +368,202 @@ pub fn table(r: &VmBenchReport) -> String {
     ));
     out
 }
+
+/// What the environment costs per episode (`deskenv bench episodes`),
+/// from the results of a run of a suite, against OSWorld's fixed waits
+/// (60 s after reset, 20 s before evaluation, a 2 s pause per step).
+#[derive(Debug, Clone, Serialize)]
+pub struct EpisodeBenchReport {
+    pub episodes: usize,
+    pub reset_s: Option<Stat>,
+    pub setup_s: Option<Stat>,
+    pub observe_ms: Option<Stat>,
+    pub act_ms: Option<Stat>,
+    pub settle_ms: Option<Stat>,
+    pub postconfig_s: Option<Stat>,
+    pub eval_s: Option<Stat>,
+    pub total_s: Option<Stat>,
+    /// Sum over the episodes of deskenv's wall time.
+    pub suite_s: f64,
+    /// Sum over the same episodes of OSWorld's fixed waits alone.
+    pub osworld_waits_s: f64,
+    /// Environment seconds of a 15-step episode: median reset + setup +
+    /// 15 × (observe + act + settle) + postconfig + evaluation.
+    pub env_15_steps_s: f64,
+    /// OSWorld's fixed waits for 15 steps: 60 + 20 + 15 × 2.
+    pub osworld_15_steps_s: f64,
+    /// The share of a 15-step episode's wall time that is the environment,
+    /// with `model_latency_s` per model call.
+    pub model_latency_s: f64,
+    pub env_share_15_steps: f64,
+    pub osworld_env_share_15_steps: f64,
+}
+
+/// Summarizes episode results (from `deskenv run`).
+pub fn episodes_report(
+    results: &[crate::episode::EpisodeResult],
+    model_latency_s: f64,
+) -> EpisodeBenchReport {
+    let col = |f: &dyn Fn(&crate::episode::EpisodeResult) -> f64| {
+        Stat::of(&results.iter().map(f).collect::<Vec<_>>())
+    };
+    let steps: Vec<&crate::episode::StepTimings> = results
+        .iter()
+        .flat_map(|r| r.timings.steps.iter())
+        .collect();
+    let step_col = |f: &dyn Fn(&crate::episode::StepTimings) -> f64| {
+        Stat::of(&steps.iter().map(|s| f(s)).collect::<Vec<_>>())
+    };
+    let med = |s: &Option<Stat>| s.as_ref().map(|s| s.median).unwrap_or(0.0);
+    let reset_s = col(&|r| r.timings.reset_s);
+    let setup_s = col(&|r| r.timings.setup_s);
+    let observe_ms = step_col(&|s| s.observe_ms);
+    let act_ms = step_col(&|s| s.act_ms);
+    let settle_ms = step_col(&|s| s.settle_ms);
+    let postconfig_s = col(&|r| r.timings.postconfig_s);
+    let eval_s = col(&|r| r.timings.eval_s);
+    let per_step = (med(&observe_ms) + med(&act_ms) + med(&settle_ms)) / 1000.0;
+    let env_15 =
+        med(&reset_s) + med(&setup_s) + 15.0 * per_step + med(&postconfig_s) + med(&eval_s);
+    let osw_15 = 60.0 + 20.0 + 15.0 * 2.0;
+    let model_15 = 15.0 * model_latency_s;
+    EpisodeBenchReport {
+        episodes: results.len(),
+        suite_s: results.iter().map(|r| r.timings.total_s).sum(),
+        osworld_waits_s: results
+            .iter()
+            .map(|r| 80.0 + 2.0 * r.steps_used as f64)
+            .sum(),
+        total_s: col(&|r| r.timings.total_s),
+        reset_s,
+        setup_s,
+        observe_ms,
+        act_ms,
+        settle_ms,
+        postconfig_s,
+        eval_s,
+        env_15_steps_s: env_15,
+        osworld_15_steps_s: osw_15,
+        model_latency_s,
+        env_share_15_steps: env_15 / (env_15 + model_15),
+        osworld_env_share_15_steps: osw_15 / (osw_15 + model_15),
+    }
+}
+
+/// The episode report as a table.
+pub fn episodes_table(r: &EpisodeBenchReport) -> String {
+    let s = |x: &Option<Stat>, unit: &str| match x {
+        Some(s) => format!(
+            "{:>9.3}{unit} (min {:.3}, max {:.3}, n={})",
+            s.median, s.min, s.max, s.n
+        ),
+        None => "        -".into(),
+    };
+    let mut out = format!(
+        "deskenv bench episodes — {} episode(s), medians\n",
+        r.episodes
+    );
+    out.push_str(&format!(
+        "  reset (restore)          {}\n",
+        s(&r.reset_s, " s")
+    ));
+    out.push_str(&format!(
+        "  setup                    {}\n",
+        s(&r.setup_s, " s")
+    ));
+    out.push_str(&format!(
+        "  observe per step         {}\n",
+        s(&r.observe_ms, " ms")
+    ));
+    out.push_str(&format!(
+        "  act per step             {}\n",
+        s(&r.act_ms, " ms")
+    ));
+    out.push_str(&format!(
+        "  settle per step          {}\n",
+        s(&r.settle_ms, " ms")
+    ));
+    out.push_str(&format!(
+        "  postconfig               {}\n",
+        s(&r.postconfig_s, " s")
+    ));
+    out.push_str(&format!(
+        "  evaluation               {}\n",
+        s(&r.eval_s, " s")
+    ));
+    out.push_str(&format!(
+        "  episode total            {}\n",
+        s(&r.total_s, " s")
+    ));
+    out.push_str(&format!(
+        "  the suite: {:.1} s in all; OSWorld's fixed waits alone for the same episodes: {:.0} s ({:.1}x)\n",
+        r.suite_s,
+        r.osworld_waits_s,
+        r.osworld_waits_s / r.suite_s.max(1e-9)
+    ));
+    out.push_str(&format!(
+        "  a 15-step episode: environment {:.1} s vs OSWorld's waits {:.0} s; with {:.1} s per model call the environment is {:.0}% of the wall time (OSWorld: {:.0}%)\n",
+        r.env_15_steps_s,
+        r.osworld_15_steps_s,
+        r.model_latency_s,
+        100.0 * r.env_share_15_steps,
+        100.0 * r.osworld_env_share_15_steps
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::episode::{EndReason, EpisodeResult, EpisodeTimings, StepTimings};
+
+    fn result(steps: usize, total: f64) -> EpisodeResult {
+        EpisodeResult {
+            task_id: "t".into(),
+            domain: "d".into(),
+            category: None,
+            score: 1.0,
+            success: true,
+            steps_used: steps,
+            max_steps: 15,
+            end: EndReason::Done,
+            metrics: vec![],
+            errors: vec![],
+            tokens: Default::default(),
+            timings: EpisodeTimings {
+                reset_s: 1.0,
+                setup_s: 2.0,
+                steps: (0..steps)
+                    .map(|_| StepTimings {
+                        observe_ms: 100.0,
+                        agent_ms: 0.0,
+                        act_ms: 50.0,
+                        settle_ms: 350.0,
+                    })
+                    .collect(),
+                postconfig_s: 0.0,
+                eval_s: 0.5,
+                total_s: total,
+            },
+        }
+    }
+
+    #[test]
+    fn episode_report_compares_with_osworld_waits() {
+        let r = episodes_report(&[result(2, 5.0), result(4, 7.0)], 5.0);
+        assert_eq!(r.episodes, 2);
+        assert_eq!(r.suite_s, 12.0);
+        assert_eq!(r.osworld_waits_s, 80.0 * 2.0 + 2.0 * 6.0);
+        // 1 + 2 + 15 × 0.5 + 0 + 0.5
+        assert!(
+            (r.env_15_steps_s - 11.0).abs() < 1e-9,
+            "{}",
+            r.env_15_steps_s
+        );
+        assert_eq!(r.osworld_15_steps_s, 110.0);
+        assert!((r.env_share_15_steps - 11.0 / 86.0).abs() < 1e-9);
+        assert!(episodes_table(&r).contains("(14.3x)"));
+        assert_eq!(Stat::of(&[3.0, 1.0, 2.0]).unwrap().median, 2.0);
+        assert_eq!(Stat::of(&[4.0, 1.0, 2.0, 3.0]).unwrap().median, 2.5);
+    }
+}

@@ -218,6 +218,21 @@ enum SnapshotCmd {
 
 #[derive(Subcommand, Debug)]
 enum BenchCmd {
+    /// Per-episode overhead on a suite with the scripted agent (reset,
+    /// setup, per-step observe/act/settle, evaluation) against OSWorld's
+    /// fixed waits.
+    Episodes {
+        #[arg(long, default_value = "tasks/examples", num_args = 1..)]
+        tasks: Vec<PathBuf>,
+        /// Seconds per model call assumed for the share of wall time.
+        #[arg(long, default_value_t = 5.0)]
+        model_latency: f64,
+        /// Write the report as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        #[command(flatten)]
+        vm: VmOpts,
+    },
     /// Image build, overlay, cold boot, restore, memory, agent round trip.
     Vm {
         #[arg(long, default_value_t = 5)]
@@ -458,7 +473,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 println!("removed {}", s.dir.display());
             }
         }
-        Top::Run(args) => run_tasks(&cache, args).await?,
+        Top::Run(args) => {
+            run_tasks(&cache, args).await?;
+        }
         Top::Tasks(TasksCmd::Validate { paths, quiet }) => {
             let (tasks, errors) = task::load_all(&paths)?;
             let mut bad = errors.len();
@@ -514,6 +531,42 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             if !errors.is_empty() {
                 bail!("{} task file(s) did not load", errors.len());
+            }
+        }
+        Top::Bench(BenchCmd::Episodes {
+            tasks,
+            model_latency,
+            json,
+            vm,
+        }) => {
+            let out =
+                std::env::temp_dir().join(format!("deskenv-bench-episodes-{}", std::process::id()));
+            let args = RunArgs {
+                tasks,
+                agent: "scripted".into(),
+                provider: "qemu".into(),
+                observation: controller::agent::ObservationType::Screenshot,
+                action_space: controller::agent::ActionSpace::Pyautogui,
+                max_steps: vec![15],
+                time_limit: 600.0,
+                settle: controller::episode::SettleMode::Adaptive,
+                parallel: 1,
+                out: out.clone(),
+                model: None,
+                base_url: String::new(),
+                api_key_env: String::new(),
+                temperature: None,
+                top_p: None,
+                max_tokens: None,
+                vm,
+            };
+            let results = run_tasks(&cache, args).await?;
+            let _ = std::fs::remove_dir_all(&out);
+            let report = bench::episodes_report(&results, model_latency);
+            print!("{}", bench::episodes_table(&report));
+            if let Some(p) = json {
+                std::fs::write(&p, serde_json::to_string_pretty(&report)?)
+                    .with_context(|| format!("writing {}", p.display()))?;
             }
         }
         Top::Bench(BenchCmd::Vm {
@@ -622,7 +675,10 @@ async fn smoke(
 }
 
 /// `deskenv run`.
-async fn run_tasks(cache: &std::path::Path, a: RunArgs) -> anyhow::Result<()> {
+async fn run_tasks(
+    cache: &std::path::Path,
+    a: RunArgs,
+) -> anyhow::Result<Vec<controller::episode::EpisodeResult>> {
     use controller::episode::{runner, EpisodeSettings};
     let (tasks, errors) = task::load_all(&a.tasks)?;
     if !errors.is_empty() {
@@ -725,5 +781,5 @@ async fn run_tasks(cache: &std::path::Path, a: RunArgs) -> anyhow::Result<()> {
     )
     .await?;
     print!("{}", runner::summary(&finished, &settings));
-    Ok(())
+    Ok(finished.into_iter().map(|f| f.result).collect())
 }
