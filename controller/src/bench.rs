@@ -463,38 +463,18 @@ pub fn episodes_table(r: &EpisodeBenchReport) -> String {
         "deskenv bench episodes — {} episode(s), medians\n",
         r.episodes
     );
-    out.push_str(&format!(
-        "  reset (restore)          {}\n",
-        s(&r.reset_s, " s")
-    ));
-    out.push_str(&format!(
-        "  setup                    {}\n",
-        s(&r.setup_s, " s")
-    ));
-    out.push_str(&format!(
-        "  observe per step         {}\n",
-        s(&r.observe_ms, " ms")
-    ));
-    out.push_str(&format!(
-        "  act per step             {}\n",
-        s(&r.act_ms, " ms")
-    ));
-    out.push_str(&format!(
-        "  settle per step          {}\n",
-        s(&r.settle_ms, " ms")
-    ));
-    out.push_str(&format!(
-        "  postconfig               {}\n",
-        s(&r.postconfig_s, " s")
-    ));
-    out.push_str(&format!(
-        "  evaluation               {}\n",
-        s(&r.eval_s, " s")
-    ));
-    out.push_str(&format!(
-        "  episode total            {}\n",
-        s(&r.total_s, " s")
-    ));
+    for (label, stat, unit) in [
+        ("reset (restore)", &r.reset_s, " s"),
+        ("setup", &r.setup_s, " s"),
+        ("observe per step", &r.observe_ms, " ms"),
+        ("act per step", &r.act_ms, " ms"),
+        ("settle per step", &r.settle_ms, " ms"),
+        ("postconfig", &r.postconfig_s, " s"),
+        ("evaluation", &r.eval_s, " s"),
+        ("episode total", &r.total_s, " s"),
+    ] {
+        out.push_str(&format!("  {label:<24} {}\n", s(stat, unit)));
+    }
     out.push_str(&format!(
         "  the suite: {:.1} s in all; OSWorld's fixed waits alone for the same episodes: {:.0} s ({:.1}x)\n",
         r.suite_s,
