@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything deskenv needs on a Debian 12 machine (run as root or
 # with sudo): the Rust toolchain if missing, the headless desktop (Xvfb,
-# D-Bus, AT-SPI, openbox), the applications the tests drive, and the
+# D-Bus, AT-SPI, openbox; also what the local provider starts per machine),
+# the applications the tests and the example tasks drive, and the
 # baselines the benchmark compares against.
 #
 #   scripts/install-deps.sh
@@ -15,6 +16,11 @@ packages=(
   xvfb x11-utils xauth dbus dbus-x11 at-spi2-core openbox
   xdotool wmctrl xdg-utils ffmpeg
   gtk-3-examples mousepad libreoffice-calc libreoffice-gtk3
+  # the local provider's desktop as in the guest image (its panel and
+  # background), and what the example tasks use on it: a terminal,
+  # sqlite3, pandas and matplotlib, file(1) for xdg-open
+  xfce4-panel x11-xserver-utils
+  xterm sqlite3 file python3-pandas python3-matplotlib
   python3 python3-pyatspi python3-lxml python3-requests python3-venv python3-tk
   fonts-dejavu-core fonts-noto-cjk
   build-essential pkg-config curl ca-certificates

@@ -4,7 +4,8 @@
 # desktops with real GTK applications), drives a real deskenv-agent with a
 # Python client that speaks OSWorld's protocol, then builds the guest image
 # and runs the real-VM tier (QEMU VMs: one cold boot, then restores; the
-# example suite with the scripted and the noop agents).
+# example suite with the scripted and the noop agents; `deskenv serve`
+# driven by the example Python client).
 # Run as root (the image build uses debootstrap and loop mounts).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,4 +50,4 @@ echo "== real-VM tier (guest image, QEMU, ready snapshot)"
 cargo build --release -p deskenv-guest-agent
 cargo build -p deskenv-controller
 target/debug/deskenv image build --recipe vm-images/debian-desktop
-DESKENV_TEST_VM=1 cargo test -p deskenv-controller --test vm --test episodes -- --test-threads=1
+DESKENV_TEST_VM=1 cargo test -p deskenv-controller --test vm --test episodes --test serve -- --test-threads=1

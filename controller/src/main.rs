@@ -48,6 +48,46 @@ enum Top {
     Tasks(TasksCmd),
     /// Run an agent on tasks, each in a fresh VM, and score them.
     Run(RunArgs),
+    /// Serve a gym-like HTTP API (create env, reset, step, evaluate) so an
+    /// agent in any language drives the episode loop. API:
+    /// controller/serve-openapi.yaml.
+    Serve(ServeArgs),
+}
+
+#[derive(Args, Debug)]
+struct ServeArgs {
+    /// Address to listen on (port 0: any free port; the first line printed
+    /// names it).
+    #[arg(long, default_value = "127.0.0.1:8020")]
+    listen: std::net::SocketAddr,
+    /// Serve on a non-loopback address (anyone who reaches it controls the
+    /// desktops).
+    #[arg(long)]
+    allow_remote: bool,
+    /// Task files or folders.
+    #[arg(long, required = true, num_args = 1..)]
+    tasks: Vec<PathBuf>,
+    /// qemu (a fresh VM per reset) or local (a fresh desktop on this host,
+    /// no VM: only /home/user is private, and only when run as root).
+    #[arg(long, default_value = "qemu")]
+    provider: String,
+    /// Envs (machines) at once.
+    #[arg(long, default_value_t = 1)]
+    parallel: usize,
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+    /// Seconds per episode for the step loop.
+    #[arg(long, default_value_t = 600.0)]
+    time_limit: f64,
+    /// An episode whose client sends no step for this many seconds ends
+    /// and its machine is freed.
+    #[arg(long, default_value_t = 600.0)]
+    idle_timeout: f64,
+    /// adaptive, or fixed:SECONDS (fixed:2.0 is OSWorld's pause).
+    #[arg(long, default_value = "adaptive")]
+    settle: controller::episode::SettleMode,
+    #[command(flatten)]
+    vm: VmOpts,
 }
 
 #[derive(Args, Debug)]
@@ -55,10 +95,19 @@ struct RunArgs {
     /// Task files or folders.
     #[arg(long, required = true, num_args = 1..)]
     tasks: Vec<PathBuf>,
-    /// scripted (the task's solution), noop (DONE at once), openai.
+    /// scripted (the task's solution), noop (DONE at once), openai (an
+    /// OpenAI-compatible endpoint), http (your agent server at --agent-url;
+    /// to drive deskenv from your program instead, see `deskenv serve`).
     #[arg(long, default_value = "scripted")]
     agent: String,
-    /// qemu (fresh VM per task).
+    /// The http agent's server: deskenv POSTs to URL/reset and URL/predict.
+    #[arg(long)]
+    agent_url: Option<String>,
+    /// Seconds one call to the http agent's server may take.
+    #[arg(long, default_value_t = 300.0)]
+    agent_timeout: f64,
+    /// qemu (a fresh VM per task) or local (a fresh desktop on this host,
+    /// no VM: only /home/user is private, and only when run as root).
     #[arg(long, default_value = "qemu")]
     provider: String,
     /// screenshot, a11y_tree or screenshot_a11y_tree.
@@ -230,6 +279,9 @@ enum BenchCmd {
         /// Write the report as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// qemu or local.
+        #[arg(long, default_value = "qemu")]
+        provider: String,
         #[command(flatten)]
         vm: VmOpts,
     },
@@ -300,6 +352,117 @@ fn provider(cache: &std::path::Path, o: &VmOpts) -> anyhow::Result<QemuProvider>
         ..QemuConfig::default()
     };
     Ok(QemuProvider::new(image, config, cache.to_path_buf())?)
+}
+
+/// The provider `--provider` names, and what run.json records about it.
+fn make_provider(
+    kind: &str,
+    cache: &std::path::Path,
+    o: &VmOpts,
+) -> anyhow::Result<(Arc<dyn Provider>, serde_json::Value)> {
+    match kind {
+        "qemu" => {
+            let p = provider(cache, o)?;
+            let environment = serde_json::json!({
+                "provider": "qemu", "image": p.image.dir, "image_digest": p.image.digest(),
+                "qemu": p.qemu_version(), "memory_mib": o.memory, "snapshot": !o.cold,
+            });
+            Ok((Arc::new(p), environment))
+        }
+        "local" => {
+            use controller::local::{LocalConfig, LocalProvider};
+            let Some(agent_bin) = LocalProvider::find_agent_bin() else {
+                bail!("--provider local: the guest agent binary (deskenv-agent) was not found next to deskenv or in target/release or target/debug; build it with `cargo build --release -p deskenv-guest-agent`")
+            };
+            let p = LocalProvider::new(LocalConfig::default_for(agent_bin), cache)?;
+            for w in p.warnings() {
+                eprintln!("deskenv: local provider: {w}");
+            }
+            let environment = p.describe();
+            Ok((Arc::new(p), environment))
+        }
+        other => bail!("--provider {other}: expected qemu or local"),
+    }
+}
+
+/// Loads tasks, printing every file that did not load.
+fn load_tasks(paths: &[PathBuf]) -> anyhow::Result<Vec<task::LoadedTask>> {
+    let (tasks, errors) = task::load_all(paths)?;
+    if !errors.is_empty() {
+        for e in &errors {
+            eprintln!("deskenv: error {e}");
+        }
+        bail!("{} task file(s) did not load", errors.len());
+    }
+    Ok(tasks)
+}
+
+async fn serve(cache: &std::path::Path, a: ServeArgs) -> anyhow::Result<()> {
+    use controller::serve::{self, ServeConfig};
+    let tasks = load_tasks(&a.tasks)?;
+    // Tasks that cannot run are left out, each with its reason.
+    let mut served = Vec::new();
+    let mut excluded = serve::Excluded::new();
+    let mut seen = std::collections::BTreeMap::new();
+    for t in tasks {
+        if let Some(first) = seen.get(&t.spec.id) {
+            bail!(
+                "{}: id `{}` is also the id of {} (task ids must be unique to be served)",
+                t.path.display(),
+                t.spec.id,
+                first
+            );
+        }
+        seen.insert(t.spec.id.clone(), t.path.display().to_string());
+        let problems = task::validate::validate(&t, &task::metric_supported);
+        if problems.is_empty() {
+            served.push(t);
+        } else {
+            for p in &problems {
+                eprintln!("deskenv: {}: {p} (not served)", t.path.display());
+            }
+            excluded.insert(
+                t.spec.id.clone(),
+                problems
+                    .iter()
+                    .map(|p| p.to_string())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            );
+        }
+    }
+    if served.is_empty() {
+        bail!("no task can be served (see above; `deskenv tasks validate`)");
+    }
+    if a.parallel == 0 {
+        bail!("--parallel: expected at least 1");
+    }
+    if a.idle_timeout <= 0.0 || a.time_limit <= 0.0 {
+        bail!("--idle-timeout and --time-limit: expected positive seconds");
+    }
+    let (provider, environment) = make_provider(&a.provider, cache, &a.vm)?;
+    let pool = Arc::new(Pool::new(provider, a.parallel)?);
+    let cfg = ServeConfig {
+        out: a.out.clone(),
+        time_limit: Duration::from_secs_f64(a.time_limit),
+        settle: a.settle,
+        idle_timeout: Duration::from_secs_f64(a.idle_timeout),
+        provider: a.provider.clone(),
+        environment,
+    };
+    let n = served.len();
+    let (provider_kind, parallel, out) = (a.provider.clone(), a.parallel, a.out.clone());
+    serve::serve(a.listen, a.allow_remote, pool, served, excluded, cfg, move |addr| {
+        use std::io::Write;
+        println!(
+            "deskenv serve: listening on http://{addr} (provider {provider_kind}{}, {n} task(s), up to {parallel} env(s), episodes into {})",
+            if provider_kind == "local" { ": desktops on this host, no VM" } else { "" },
+            out.display()
+        );
+        let _ = std::io::stdout().flush();
+    })
+    .await?;
+    Ok(())
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -476,6 +639,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Top::Run(args) => {
             run_tasks(&cache, args).await?;
         }
+        Top::Serve(args) => serve(&cache, args).await?,
         Top::Tasks(TasksCmd::Validate { paths, quiet }) => {
             let (tasks, errors) = task::load_all(&paths)?;
             let mut bad = errors.len();
@@ -537,6 +701,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             tasks,
             model_latency,
             json,
+            provider,
             vm,
         }) => {
             let out =
@@ -544,7 +709,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let args = RunArgs {
                 tasks,
                 agent: "scripted".into(),
-                provider: "qemu".into(),
+                agent_url: None,
+                agent_timeout: 300.0,
+                provider,
                 observation: controller::agent::ObservationType::Screenshot,
                 action_space: controller::agent::ActionSpace::Pyautogui,
                 max_steps: vec![15],
@@ -680,13 +847,7 @@ async fn run_tasks(
     a: RunArgs,
 ) -> anyhow::Result<Vec<controller::episode::EpisodeResult>> {
     use controller::episode::{runner, EpisodeSettings};
-    let (tasks, errors) = task::load_all(&a.tasks)?;
-    if !errors.is_empty() {
-        for e in &errors {
-            eprintln!("deskenv: error {e}");
-        }
-        bail!("{} task file(s) did not load", errors.len());
-    }
+    let tasks = load_tasks(&a.tasks)?;
     // Refuse tasks that cannot run, naming every problem, before any VM starts.
     let mut problems = 0;
     for t in &tasks {
@@ -737,17 +898,28 @@ async fn run_tasks(
                     .map_err(|e| e.to_string())
             })
         }
-        other => bail!("--agent {other}: expected scripted, noop or openai"),
+        "http" => {
+            use controller::agent::http::{HttpAgent, HttpAgentConfig};
+            let Some(url) = a.agent_url.clone() else {
+                bail!("--agent http needs --agent-url (your agent server; deskenv POSTs to URL/reset and URL/predict)")
+            };
+            if a.agent_timeout <= 0.0 {
+                bail!("--agent-timeout: expected positive seconds");
+            }
+            let c = HttpAgentConfig {
+                url,
+                timeout: Duration::from_secs_f64(a.agent_timeout),
+            };
+            HttpAgent::new(c.clone())?;
+            Arc::new(move || {
+                HttpAgent::new(c.clone())
+                    .map(|a| Box::new(a) as _)
+                    .map_err(|e| e.to_string())
+            })
+        }
+        other => bail!("--agent {other}: expected scripted, noop, openai or http"),
     };
-    if a.provider != "qemu" {
-        bail!("--provider {}: expected qemu", a.provider);
-    }
-    let p = provider(cache, &a.vm)?;
-    let environment = serde_json::json!({
-        "image": p.image.dir, "image_digest": p.image.digest(), "qemu": p.qemu_version(),
-        "memory_mib": a.vm.memory, "snapshot": !a.vm.cold,
-    });
-    let provider: Arc<dyn Provider> = Arc::new(p);
+    let (provider, environment) = make_provider(&a.provider, cache, &a.vm)?;
     let pool = Arc::new(Pool::new(provider, a.parallel)?);
     let settings = Arc::new(runner::RunSettings {
         out: a.out.clone(),

@@ -1,7 +1,7 @@
 //! The provider abstraction: something that hands out fresh desktops with
 //! a guest agent in them. [`crate::qemu::QemuProvider`] restores VMs from
-//! the ready snapshot; a local provider (a desktop on the host) comes with
-//! the episode runner.
+//! the ready snapshot; [`crate::local::LocalProvider`] starts a fresh
+//! headless desktop on the host.
 
 use crate::agent_client::{AgentClient, AgentError};
 use crate::image::ImageError;
@@ -53,6 +53,8 @@ pub enum ProviderError {
     },
     #[error("{0}")]
     Config(String),
+    #[error(transparent)]
+    Local(Box<crate::local::LocalError>),
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -81,8 +83,10 @@ pub enum StartPath {
     Restore,
     /// Booted from the image.
     ColdBoot,
-    /// An already running desktop (local provider).
+    /// An already running desktop.
     Attach,
+    /// A fresh headless desktop started on the host (local provider).
+    Local,
 }
 
 impl std::fmt::Display for StartPath {
@@ -91,6 +95,7 @@ impl std::fmt::Display for StartPath {
             StartPath::Restore => "restore from the ready snapshot",
             StartPath::ColdBoot => "cold boot",
             StartPath::Attach => "attach",
+            StartPath::Local => "fresh local desktop",
         })
     }
 }

@@ -181,3 +181,103 @@ fn a_killed_run_resumes_without_rerunning_finished_tasks() {
         );
     }
 }
+
+/// `--agent http`: deskenv calls an agent server (here, one in this test
+/// that replays the task's solution); the run succeeds and the tokens it
+/// reports are summed in result.json.
+#[test]
+fn an_agent_server_over_http_solves_a_task() {
+    if !enabled() {
+        return;
+    }
+    let task_file = suite().join("editor-save-text.json");
+    let task: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&task_file).unwrap()).unwrap();
+    let mut steps: Vec<serde_json::Value> = task["solution"].as_array().unwrap().clone();
+    steps.push("DONE".into());
+    let steps = std::sync::Arc::new(std::sync::Mutex::new(std::collections::VecDeque::from(
+        steps,
+    )));
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<serde_json::Value>::new()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    {
+        let (steps, seen) = (steps.clone(), seen.clone());
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Runtime::new().unwrap();
+            rt.block_on(async move {
+                use axum::routing::post;
+                let app = axum::Router::new()
+                    .route(
+                        "/reset",
+                        post(|axum::Json(v): axum::Json<serde_json::Value>| async move {
+                            axum::Json(serde_json::json!({"ok": true, "task": v["task_id"]}))
+                        }),
+                    )
+                    .route(
+                        "/predict",
+                        post(move |axum::Json(v): axum::Json<serde_json::Value>| {
+                            let (steps, seen) = (steps.clone(), seen.clone());
+                            async move {
+                                let mut shot = v.clone();
+                                shot["screenshot"] = v["screenshot"].as_str().map(str::len).into();
+                                seen.lock().unwrap().push(shot);
+                                let next =
+                                    steps.lock().unwrap().pop_front().unwrap_or("DONE".into());
+                                axum::Json(serde_json::json!({
+                                    "action": next,
+                                    "usage": {"prompt_tokens": 10, "completion_tokens": 2}
+                                }))
+                            }
+                        }),
+                    );
+                let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                tx.send(l.local_addr().unwrap()).unwrap();
+                axum::serve(l, app).await.unwrap();
+            });
+        });
+    }
+    let addr = rx.recv().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("http");
+    let o = deskenv()
+        .args([
+            "run",
+            "--tasks",
+            task_file.to_str().unwrap(),
+            "--agent",
+            "http",
+            "--agent-url",
+            &format!("http://{addr}"),
+            "--model",
+            "my-agent",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "{text}");
+    let rs = results(&out);
+    assert_eq!(rs.len(), 1, "{text}");
+    let (p, r) = &rs[0];
+    assert!(
+        p.starts_with(out.join("pyautogui/screenshot/my-agent")),
+        "{}",
+        p.display()
+    );
+    assert_eq!(r["success"], true, "{r:#}");
+    let n = r["steps_used"].as_u64().unwrap();
+    assert_eq!(r["tokens"]["prompt_tokens"].as_u64().unwrap(), 10 * n);
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len() as u64, n);
+    assert_eq!(seen[0]["instruction"], task["instruction"]);
+    assert!(
+        seen[0]["screenshot"].as_u64().unwrap() > 1000,
+        "{:?}",
+        seen[0]
+    );
+}

@@ -6,7 +6,11 @@
 //! - [`noop`]: answers DONE at the first step (the negative control).
 //! - [`scripted`]: replays the task's `solution` (the oracle).
 //! - `openai`: any OpenAI-compatible chat-completions endpoint.
+//! - [`http`]: an agent server of the user's own that deskenv calls.
+//! - the HTTP client of `deskenv serve` ([`crate::serve`]), which drives
+//!   the same loop from any language.
 
+pub mod http;
 pub mod noop;
 pub mod openai;
 pub mod scripted;
@@ -22,6 +26,11 @@ pub enum AgentError {
     /// One call failed; the loop records it and may ask again.
     #[error("agent {agent}: {message}")]
     Call { agent: String, message: String },
+    /// The agent's driver ended the episode before DONE or FAIL (an HTTP
+    /// client asked for the evaluation): the loop stops and the task is
+    /// evaluated as it stands.
+    #[error("agent {agent}: {message}")]
+    Stopped { agent: String, message: String },
 }
 
 /// OSWorld's observation types.
@@ -70,6 +79,7 @@ impl std::str::FromStr for ObservationType {
 pub enum ActionSpace {
     #[default]
     Pyautogui,
+    #[serde(rename = "computer_13")]
     Computer13,
 }
 
@@ -169,6 +179,8 @@ pub trait Agent: Send {
     fn reset(&mut self, ctx: &EpisodeContext) -> Result<(), AgentError>;
     /// The next decisions for this observation.
     fn next<'a>(&'a mut self, obs: &'a Observation) -> BoxFuture<'a, Result<Reply, AgentError>>;
+    /// The step loop ended (before postconfig and evaluation).
+    fn finished(&mut self, _end: crate::episode::EndReason) {}
 }
 
 /// Parses a model's or a script's text into decisions the OSWorld way:
@@ -233,6 +245,60 @@ pub fn parse_response(text: &str, space: ActionSpace) -> Result<Vec<Decision>, S
         return Err(
             "no action in the response (expected a ```python block, or WAIT, DONE, FAIL)".into(),
         );
+    }
+    Ok(out)
+}
+
+/// The decisions of an action given as JSON — pyautogui code, WAIT, DONE,
+/// FAIL, a computer_13 action object, or a list of them — or else of a
+/// model's raw `response` (parsed by [`parse_response`]). Code is checked
+/// against the supported pyautogui subset, so a bad block is an error here,
+/// before it costs a step. Used by `deskenv serve` and the `http` agent.
+pub fn decisions_from(
+    action: Option<&serde_json::Value>,
+    response: Option<&str>,
+    space: ActionSpace,
+) -> Result<Vec<Decision>, String> {
+    use serde_json::Value;
+    let one = |v: &Value| -> Result<Decision, String> {
+        match v {
+            Value::String(s) => match s.trim() {
+                "WAIT" => Ok(Decision::Wait),
+                "DONE" => Ok(Decision::Done),
+                "FAIL" => Ok(Decision::Fail),
+                code => match space {
+                    ActionSpace::Pyautogui => Ok(Decision::Code(code.to_string())),
+                    ActionSpace::Computer13 => Err(format!(
+                        "`{code}`: in the computer_13 action space an action is an object such as {{\"action_type\": \"CLICK\", \"x\": 10, \"y\": 20}}, or WAIT, DONE, FAIL"
+                    )),
+                },
+            },
+            Value::Object(_) => match space {
+                ActionSpace::Computer13 => protocol::Action::from_json(v)
+                    .map(Decision::Action)
+                    .map_err(|e| format!("computer_13: {e}")),
+                ActionSpace::Pyautogui => Err(
+                    "an object: the action space is pyautogui (code as a string, or WAIT, DONE, FAIL); computer_13 takes action objects".into(),
+                ),
+            },
+            other => Err(format!(
+                "expected a string (code, WAIT, DONE, FAIL) or an action object, got {other}"
+            )),
+        }
+    };
+    let out = match (action, response) {
+        (Some(Value::Array(items)), _) => items.iter().map(one).collect::<Result<Vec<_>, _>>()?,
+        (Some(v), _) => vec![one(v)?],
+        (None, Some(text)) => parse_response(text, space)?,
+        (None, None) => return Err("no action and no response".into()),
+    };
+    if out.is_empty() {
+        return Err("an empty list of actions".into());
+    }
+    for d in &out {
+        if let Decision::Code(c) = d {
+            protocol::pyautogui::parse(c).map_err(|e| format!("pyautogui code: {e}"))?;
+        }
     }
     Ok(out)
 }

@@ -15,9 +15,9 @@
 //! JSON, no choices, no action in the text) is [`AgentError::Call`], which
 //! the loop records as a failed step.
 //!
-//! Transport: this crate's `reqwest` is built without a TLS backend, so only
-//! `http://` endpoints can be reached; a request to an `https://` one fails
-//! with a fatal error saying so (put a local proxy in front of it).
+//! Transport: `http://` and `https://` endpoints (rustls, with the Mozilla
+//! root certificates built in); a TLS handshake that fails is a transport
+//! failure, retried like a refused connection.
 
 use super::{
     ActionSpace, Agent, AgentError, EpisodeContext, Observation, ObservationType, Reply, Usage,
@@ -438,13 +438,6 @@ impl OpenAiAgent {
 
     fn transport_failure(&self, e: &reqwest::Error) -> Failure {
         let chain = error_chain(e);
-        if chain.contains("scheme is not http") {
-            return Failure::Fatal(format!(
-                "cannot send to {}: {chain}: https:// endpoints need TLS support, which this build of deskenv \
-                 lacks; use an http:// endpoint (e.g. a local proxy in front of the API)",
-                self.endpoint
-            ));
-        }
         if e.is_builder() {
             return Failure::Fatal(format!("cannot send to {}: {chain}", self.endpoint));
         }

@@ -77,6 +77,9 @@ pub enum EndReason {
     SetupError,
     /// The VM died or stopped answering.
     EnvError,
+    /// The driver of the agent asked for the evaluation before DONE or
+    /// FAIL (`deskenv serve`).
+    Stopped,
 }
 
 /// One metric's outcome.
@@ -334,6 +337,10 @@ pub async fn run_episode(
                 }));
                 continue;
             }
+            Err(AgentError::Stopped { .. }) => {
+                r.end = EndReason::Stopped;
+                break;
+            }
             Err(e) => {
                 r.end = EndReason::AgentError;
                 r.errors.push(e.to_string());
@@ -423,6 +430,7 @@ pub async fn run_episode(
         }
     }
     r.steps_used = step;
+    agent.finished(r.end);
 
     if matches!(r.end, EndReason::EnvError | EndReason::AgentError) {
         r.timings.total_s = t0.elapsed().as_secs_f64() + reset_s;

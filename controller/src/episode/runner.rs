@@ -47,10 +47,15 @@ fn task_dir(s: &RunSettings, budget: usize, t: &LoadedTask) -> PathBuf {
     } else {
         s.model.clone()
     };
-    s.out
-        .join(s.episode.action_space.as_str())
-        .join(s.episode.observation.as_str())
-        .join(sanitize(&model))
+    episode_dir(&s.out, &s.episode, &model, t)
+}
+
+/// `<out>/<action_space>/<observation>/<model>/<domain>/<task>/`, each
+/// part reduced to `[A-Za-z0-9._@-]`.
+pub fn episode_dir(out: &Path, e: &EpisodeSettings, model: &str, t: &LoadedTask) -> PathBuf {
+    out.join(e.action_space.as_str())
+        .join(e.observation.as_str())
+        .join(sanitize(model))
         .join(sanitize(&t.domain))
         .join(sanitize(&t.spec.id))
 }
@@ -82,7 +87,9 @@ fn write_run_json(s: &RunSettings, tasks: &[LoadedTask]) -> std::io::Result<()> 
     std::fs::rename(tmp, s.out.join("run.json"))
 }
 
-fn write_result(dir: &Path, r: &EpisodeResult) -> std::io::Result<()> {
+/// Writes `result.txt`, then `result.json` through a rename (its presence
+/// marks the episode finished).
+pub fn write_result(dir: &Path, r: &EpisodeResult) -> std::io::Result<()> {
     std::fs::write(dir.join("result.txt"), format!("{}\n", r.score))?;
     // result.json last, through a rename: its presence means "finished".
     let tmp = dir.join("result.json.tmp");
@@ -218,10 +225,12 @@ pub fn summary(finished: &[Finished], s: &RunSettings) -> String {
         s.episode.observation.as_str(),
         s.episode.action_space.as_str(),
         s.provider,
-        if s.provider == "local" {
-            " (no isolation: one shared desktop)"
-        } else {
+        if s.provider != "local" {
             ""
+        } else if s.environment["isolate_home"] == true {
+            " (no VM: fresh desktops on this host; only /home/user is private, the rest of the host is shared)"
+        } else {
+            " (no VM: fresh desktops on this host, with no isolation from it or from each other)"
         }
     ));
     out.push_str(&format!(

@@ -1,0 +1,619 @@
+//! The local provider on real desktops: Xvfb, D-Bus, the AT-SPI bus,
+//! openbox and the real `deskenv-agent`, started and ended by the
+//! controller. Checks that a machine comes up whole, that ending it (by
+//! shutdown or by drop) leaves no process behind, launched applications
+//! included, that a reset is real (a fresh /home/user as root, no windows
+//! from before), and that the example editor task is solved by the oracle
+//! and not by the noop agent.
+//!
+//! Needs `DESKENV_TEST_DESKTOP=1` (scripts/test.sh sets it, after
+//! scripts/install-deps.sh) and `target/<profile>/deskenv-agent`
+//! (`cargo build -p deskenv-agent`). The tests take turns: one desktop at
+//! a time.
+
+use controller::local::{LocalConfig, LocalMachine, LocalProvider, MARKER_VAR};
+use controller::provider::{Machine, Provider, StartPath};
+use protocol::api::Command;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::MutexGuard;
+
+/// One test at a time: each starts desktops, and CI has two cores. A
+/// tokio mutex: the async tests hold it across awaits, and a failed test
+/// does not poison it for the others.
+static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn enabled() -> bool {
+    if std::env::var("DESKENV_TEST_DESKTOP").as_deref() != Ok("1") {
+        eprintln!(
+            "skipped: set DESKENV_TEST_DESKTOP=1 (scripts/test.sh does) to run desktop tests"
+        );
+        return false;
+    }
+    true
+}
+
+async fn turn() -> Option<MutexGuard<'static, ()>> {
+    if !enabled() {
+        return None;
+    }
+    Some(TURN.lock().await)
+}
+
+fn turn_blocking() -> Option<MutexGuard<'static, ()>> {
+    if !enabled() {
+        return None;
+    }
+    Some(TURN.blocking_lock())
+}
+
+fn agent_bin() -> PathBuf {
+    LocalProvider::find_agent_bin().expect(
+        "no deskenv-agent binary next to the test or in target/{release,debug}: run `cargo build -p deskenv-agent`",
+    )
+}
+
+fn provider(cache: &Path) -> LocalProvider {
+    LocalProvider::new(LocalConfig::default_for(agent_bin()), cache).unwrap()
+}
+
+fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Whether tasks can use /home/user: root (a fresh one per machine) or a
+/// host where it is writable (shared).
+fn home_usable() -> bool {
+    let writable = std::fs::metadata("/home/user").is_ok_and(|m| m.is_dir())
+        && tempfile::tempfile_in("/home/user").is_ok();
+    if !is_root() && !writable {
+        eprintln!("skipped: not root and /home/user is not writable, so tasks cannot use it");
+    }
+    is_root() || writable
+}
+
+/// Live (not zombie) processes whose environment has
+/// `DESKENV_LOCAL_MACHINE=<value>` with `prefix(value)`; read from /proc
+/// here, independent of the provider's own bookkeeping.
+fn marked(prefix: &str) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        let key = format!("{MARKER_VAR}={prefix}");
+        let hit = env
+            .split(|b| *b == 0)
+            .any(|kv| kv.starts_with(key.as_bytes()));
+        if hit && alive(pid) {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            out.push((pid, comm.trim().to_string()));
+        }
+    }
+    out
+}
+
+/// Every machine this test process started: markers begin with our pid.
+fn ours() -> Vec<(u32, String)> {
+    marked(&format!("{}.", std::process::id()))
+}
+
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !matches!(
+            stat.rsplit_once(')')
+                .and_then(|(_, r)| r.split_whitespace().next()),
+            Some("Z") | Some("X") | None
+        ),
+        Err(_) => false,
+    }
+}
+
+/// Asserts that the machine's processes, folder and display files are gone.
+fn assert_gone(
+    dir: &Path,
+    display: u32,
+    marker: &str,
+    pids: &[(&'static str, u32)],
+    init: Option<u32>,
+) {
+    let left = marked(marker);
+    assert!(left.is_empty(), "processes of {marker} left: {left:?}");
+    for (what, pid) in pids {
+        assert!(!alive(*pid), "{what} (pid {pid}) is still alive");
+    }
+    if let Some(init) = init {
+        assert!(
+            !alive(init),
+            "the namespace init (pid {init}) is still alive"
+        );
+    }
+    assert!(!dir.exists(), "{} was not removed", dir.display());
+    for f in [
+        format!("/tmp/.X{display}-lock"),
+        format!("/tmp/.X11-unix/X{display}"),
+    ] {
+        assert!(!Path::new(&f).exists(), "{f} was left behind");
+    }
+}
+
+fn png_size(png: &[u8]) -> (u32, u32) {
+    let decoder = png::Decoder::new(std::io::Cursor::new(png));
+    let reader = decoder.read_info().unwrap();
+    let info = reader.info();
+    (info.width, info.height)
+}
+
+async fn wait_for_window(m: &dyn Machine, class: &str) -> protocol::api::WindowInfo {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let windows = m.agent().windows().await.unwrap();
+        if let Some(w) = windows.iter().find(|w| w.class.eq_ignore_ascii_case(class)) {
+            return w.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no {class} window within 30 s: {windows:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_machine_comes_up_whole_and_shutdown_leaves_nothing() {
+    let Some(_turn) = turn().await else { return };
+    let cache = tempfile::tempdir().unwrap();
+    let p = provider(cache.path());
+    assert_eq!(p.kind(), "local");
+    let mut starts = Vec::new();
+    let mut stops = Vec::new();
+    for round in 0..3 {
+        let t = Instant::now();
+        let m: LocalMachine = p.start_local(&format!("up{round}")).await.unwrap();
+        starts.push(t.elapsed().as_secs_f64());
+        let report = m.started().clone();
+        assert_eq!(report.path, StartPath::Local);
+        let names: Vec<&str> = report.phases.iter().map(|(n, _)| n.as_str()).collect();
+        for want in ["xvfb", "dbus", "wm", "atspi", "agent healthy"] {
+            assert!(names.contains(&want), "{want} missing from {report:?}");
+        }
+        if round == 0 {
+            eprintln!("started: {report:?}");
+            let h = m.agent().health(Duration::from_secs(5)).await.unwrap();
+            assert!(h.atspi, "{h:?}");
+            assert_eq!((h.screen.width, h.screen.height), (1920, 1080));
+            assert_eq!(h.display, format!(":{}", m.display()));
+            let png = m.screenshot().await.unwrap();
+            assert_eq!(png_size(&png), (1920, 1080));
+            // The accessibility tree is the desktop's (AT-SPI's root).
+            let tree = m.agent().a11y("osworld-xml").await.unwrap();
+            let xml = tree.text.unwrap_or_default();
+            assert!(xml.contains("desktop-frame"), "{xml}");
+            m.check().unwrap();
+            // The machine's programs run with the machine's environment.
+            assert!(m.pid().is_some_and(|p| p > 1));
+            let programs = m.programs();
+            for want in [
+                "Xvfb",
+                "dbus-daemon",
+                "openbox",
+                "at-spi-bus-launcher",
+                "deskenv-agent",
+            ] {
+                assert!(
+                    programs.iter().any(|(w, _)| *w == want),
+                    "{want} missing from {programs:?}"
+                );
+            }
+            assert!(marked(m.marker()).len() >= 5, "{:?}", marked(m.marker()));
+            let d = p.describe();
+            assert_eq!(d["kind"], "local");
+            assert_eq!(d["agent_sha256"].as_str().unwrap().len(), 64);
+            assert_eq!(d["isolate_home"], is_root());
+            assert!(d["displays_used"]
+                .as_array()
+                .unwrap()
+                .contains(&serde_json::json!(m.display())));
+        }
+        let (dir, display, marker) = (m.dir().to_path_buf(), m.display(), m.marker().to_string());
+        let (programs, init) = (m.programs(), m.namespace_init());
+        assert!(dir.is_dir());
+        assert!(Path::new(&format!("/tmp/.X11-unix/X{display}")).exists());
+        let t = Instant::now();
+        Box::new(m).shutdown().await;
+        stops.push(t.elapsed().as_secs_f64());
+        assert_gone(&dir, display, &marker, &programs, init);
+    }
+    assert!(ours().is_empty(), "{:?}", ours());
+
+    // Two at once (a pool with --parallel 2): each its own display, bus
+    // and agent.
+    let (a, b) = tokio::join!(p.start_local("par0"), p.start_local("par1"));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_ne!(a.display(), b.display());
+    assert_ne!(a.agent().base(), b.agent().base());
+    for m in [&a, &b] {
+        let h = m.agent().health(Duration::from_secs(5)).await.unwrap();
+        assert_eq!(h.display, format!(":{}", m.display()));
+        assert!(h.atspi, "{h:?}");
+    }
+    tokio::join!(Box::new(a).shutdown(), Box::new(b).shutdown());
+    assert!(ours().is_empty(), "{:?}", ours());
+
+    eprintln!(
+        "local machine: start median {:.2}s {starts:.2?}, shutdown median {:.3}s {stops:.3?}",
+        median(&mut starts.clone()),
+        median(&mut stops.clone())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reset_is_real_no_files_or_windows_from_before() {
+    let Some(_turn) = turn().await else { return };
+    if !home_usable() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let p = provider(cache.path());
+    let host_files = ["/home/user/x.txt", "/home/user/rel.txt"];
+    let host_before: Vec<bool> = host_files.iter().map(|f| Path::new(f).exists()).collect();
+
+    let a = p.start("before").await.unwrap();
+    a.agent()
+        .put_file("/home/user/x.txt", b"from the first machine\n".to_vec())
+        .await
+        .unwrap();
+    assert_eq!(
+        a.agent()
+            .get_file("/home/user/x.txt")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(&b"from the first machine\n"[..])
+    );
+    // A relative path lands in the machine's own home too.
+    let r = a
+        .agent()
+        .exec(
+            Command::Shell("pwd && echo rel > rel.txt && cat /home/user/rel.txt".into()),
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
+    assert_eq!(r.stdout, "/home/user\nrel\n", "{r:?}");
+    a.agent()
+        .launch(Command::Argv(vec!["mousepad".into()]))
+        .await
+        .unwrap();
+    let w = wait_for_window(a.as_ref(), "mousepad").await;
+    eprintln!("first machine: {w:?}");
+    if is_root() {
+        // Isolated: the host's /home/user did not get the files.
+        let host_after: Vec<bool> = host_files.iter().map(|f| Path::new(f).exists()).collect();
+        assert_eq!(host_after, host_before, "{host_files:?} on the host");
+    }
+    a.shutdown().await;
+    assert!(ours().is_empty(), "left after shutdown: {:?}", ours());
+
+    let b = p.start("after").await.unwrap();
+    let windows = b.agent().windows().await.unwrap();
+    assert!(
+        windows
+            .iter()
+            .all(|w| !w.class.eq_ignore_ascii_case("mousepad")),
+        "a window from the first machine: {windows:?}"
+    );
+    if is_root() {
+        assert_eq!(b.agent().get_file("/home/user/x.txt").await.unwrap(), None);
+        assert_eq!(
+            b.agent().get_file("/home/user/rel.txt").await.unwrap(),
+            None
+        );
+        let listing = b
+            .agent()
+            .exec(
+                Command::Shell("ls -A /home/user".into()),
+                Duration::from_secs(10),
+            )
+            .await
+            .unwrap();
+        assert!(listing.stdout.contains("Desktop"), "{listing:?}");
+        assert!(!listing.stdout.contains("x.txt"), "{listing:?}");
+        // Inside, only the machine's own processes are visible.
+        let ps = b
+            .agent()
+            .exec(
+                Command::Shell("ls /proc | grep -c '^[0-9]'".into()),
+                Duration::from_secs(10),
+            )
+            .await
+            .unwrap();
+        let n: usize = ps.stdout.trim().parse().unwrap();
+        assert!(n < 40, "{n} processes visible inside the machine");
+    } else {
+        eprintln!("not root: /home/user is shared with the host, so only windows are checked");
+        let _ = b
+            .agent()
+            .exec(
+                Command::Argv(vec![
+                    "rm".into(),
+                    "-f".into(),
+                    "/home/user/x.txt".into(),
+                    "/home/user/rel.txt".into(),
+                ]),
+                Duration::from_secs(5),
+            )
+            .await;
+    }
+    b.shutdown().await;
+    assert!(ours().is_empty(), "{:?}", ours());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_a_machine_ends_it_and_the_apps_it_launched() {
+    let Some(_turn) = turn().await else { return };
+    let cache = tempfile::tempdir().unwrap();
+    let p: Arc<dyn Provider> = Arc::new(provider(cache.path()));
+    let pool = controller::pool::Pool::new(p, 1).unwrap();
+    let lease = pool.acquire().await.unwrap();
+    // An application in its own session, and a detached shell job.
+    lease
+        .agent()
+        .launch(Command::Argv(vec!["mousepad".into()]))
+        .await
+        .unwrap();
+    let r = lease
+        .agent()
+        .exec(
+            Command::Shell("setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo started".into()),
+            Duration::from_secs(10),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.stdout.trim(), "started", "{r:?}");
+    wait_for_window(lease.machine(), "mousepad").await;
+    let before = ours();
+    let names: Vec<&str> = before.iter().map(|(_, c)| c.as_str()).collect();
+    for want in ["Xvfb", "openbox", "mousepad", "sleep", "deskenv-agent"] {
+        assert!(names.contains(&want), "{want} not among {before:?}");
+    }
+    // The machine's folder, and its record beside it.
+    let entries = std::fs::read_dir(cache.path().join("local"))
+        .unwrap()
+        .count();
+    assert_eq!(entries, 2);
+    let t = Instant::now();
+    drop(lease); // kill_now, synchronously
+    eprintln!("dropped in {:.3}s", t.elapsed().as_secs_f64());
+    assert!(ours().is_empty(), "left after the drop: {:?}", ours());
+    for (pid, comm) in &before {
+        assert!(!alive(*pid), "{comm} (pid {pid}) is still alive");
+    }
+    assert_eq!(
+        std::fs::read_dir(cache.path().join("local"))
+            .unwrap()
+            .count(),
+        0
+    );
+    assert_eq!(pool.in_use(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_editor_task_is_solved_by_the_oracle_and_not_by_noop() {
+    use controller::episode::{runner, EpisodeSettings, SettleMode};
+    let Some(_turn) = turn().await else { return };
+    if !home_usable() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let task_file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tasks/examples/editor-save-text.json");
+    let task = controller::task::load_file(&task_file).unwrap();
+    let p = Arc::new(provider(cache.path()));
+    let environment = p.describe();
+    let pool = Arc::new(controller::pool::Pool::new(p, 1).unwrap());
+    for agent in ["scripted", "noop"] {
+        let settings = Arc::new(runner::RunSettings {
+            out: out.path().join(agent),
+            model: agent.into(),
+            agent: agent.into(),
+            budgets: vec![15],
+            episode: EpisodeSettings {
+                observation: Default::default(),
+                action_space: Default::default(),
+                max_steps: 15,
+                time_limit: Duration::from_secs(120),
+                settle: SettleMode::Adaptive,
+            },
+            provider: "local".into(),
+            parallel: 1,
+            environment: environment.clone(),
+        });
+        let make_agent: runner::AgentFactory = if agent == "scripted" {
+            Arc::new(|| Ok(Box::new(controller::agent::scripted::ScriptedAgent::default()) as _))
+        } else {
+            Arc::new(|| Ok(Box::new(controller::agent::noop::NoopAgent) as _))
+        };
+        let t = Instant::now();
+        let finished = runner::run(
+            pool.clone(),
+            settings.clone(),
+            vec![task.clone()],
+            make_agent,
+            Arc::new(|l: &str| eprintln!("{l}")),
+        )
+        .await
+        .unwrap();
+        eprintln!("{agent}: {:.1}s", t.elapsed().as_secs_f64());
+        assert_eq!(finished.len(), 1);
+        let r = &finished[0].result;
+        let dir = runner::episode_dir(&settings.out, &settings.episode, agent, &task);
+        if agent == "scripted" {
+            assert!(
+                r.score >= 0.95 && r.success,
+                "the oracle failed on the local provider ({}): {r:#?}",
+                dir.display()
+            );
+            let traj = std::fs::read_to_string(dir.join("traj.jsonl")).unwrap();
+            assert_eq!(traj.lines().count(), r.steps_used, "{traj}");
+        } else {
+            assert_eq!(r.score, 0.0, "{r:#?}");
+            assert!(!r.success);
+        }
+        assert!(dir.join("result.json").is_file());
+        let run: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(settings.out.join("run.json")).unwrap())
+                .unwrap();
+        assert_eq!(run["settings"]["environment"]["kind"], "local");
+        assert!(ours().is_empty(), "{:?}", ours());
+    }
+}
+
+/// Not a test by itself: the controller that
+/// `a_killed_controller_leaves_no_processes` starts (this binary again,
+/// with `DESKENV_LOCAL_TEST_CHILD=<cache>`) and kills. It starts a machine
+/// with an application, prints its marker and display, and waits.
+#[test]
+fn child_controller() {
+    let Ok(cache) = std::env::var("DESKENV_LOCAL_TEST_CHILD") else {
+        return;
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        controller::reaper::install_signal_handlers();
+        let p = provider(Path::new(&cache));
+        let m = p.start_local("child").await.unwrap();
+        m.agent()
+            .launch(Command::Argv(vec!["mousepad".into()]))
+            .await
+            .unwrap();
+        wait_for_window(&m, "mousepad").await;
+        println!("MARKER {}", m.marker());
+        println!("DISPLAY {}", m.display());
+        use std::io::Write;
+        std::io::stdout().flush().unwrap();
+        tokio::time::sleep(Duration::from_secs(600)).await;
+        drop(m);
+    });
+}
+
+/// Kills the child controller if the test fails before it does.
+struct KillOnDrop(u32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if alive(self.0) {
+            unsafe {
+                libc::kill(self.0 as i32, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_killed_controller_leaves_no_processes() {
+    use std::io::BufRead;
+    let Some(_turn) = turn_blocking() else { return };
+    for (signal, name) in [(libc::SIGTERM, "SIGTERM"), (libc::SIGKILL, "SIGKILL")] {
+        let cache = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "child_controller",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("DESKENV_LOCAL_TEST_CHILD", cache.path())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _reap = KillOnDrop(child.id());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = tx.send(line);
+            }
+        });
+        let (mut marker, mut display) = (None, None);
+        while display.is_none() {
+            let line = rx
+                .recv_timeout(Duration::from_secs(60))
+                .expect("the child controller did not start its machine within 60 s");
+            // libtest may print `test child_controller ... ` first.
+            if let Some((_, m)) = line.split_once("MARKER ") {
+                marker = Some(m.trim().to_string());
+            }
+            if let Some((_, d)) = line.split_once("DISPLAY ") {
+                display = Some(d.trim().parse::<u32>().unwrap());
+            }
+        }
+        let (marker, display) = (marker.unwrap(), display.unwrap());
+        let before = marked(&marker);
+        assert!(
+            before.iter().any(|(_, c)| c == "mousepad") && before.len() >= 6,
+            "{before:?}"
+        );
+        unsafe {
+            libc::kill(child.id() as i32, signal);
+        }
+        let status = child.wait().unwrap();
+        if signal == libc::SIGTERM {
+            // The reaper's handler: everything ended, exit code 143.
+            assert_eq!(status.code(), Some(143), "{name}: {status:?}");
+        }
+        if is_root() {
+            // The namespace ends with its init, which dies with the
+            // controller (the reaper, or parent-death signals).
+            let t = Instant::now();
+            let left = || {
+                let mut l = marked(&marker);
+                l.extend(before.iter().filter(|(p, _)| alive(*p)).cloned());
+                l
+            };
+            while !left().is_empty() {
+                assert!(
+                    t.elapsed() < Duration::from_secs(5),
+                    "{name}: left 5 s after the controller died: {:?}",
+                    left()
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            eprintln!(
+                "{name}: all {} processes gone {:.2}s after the controller",
+                before.len(),
+                t.elapsed().as_secs_f64()
+            );
+        }
+        // The next controller sweeps what is left: processes (without
+        // root), the record, the folder, the display's lock and socket.
+        let _p = provider(cache.path());
+        assert!(marked(&marker).is_empty(), "{name}: {:?}", marked(&marker));
+        let left: Vec<_> = std::fs::read_dir(cache.path().join("local"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(left.is_empty(), "{name}: {left:?}");
+        for f in [
+            format!("/tmp/.X{display}-lock"),
+            format!("/tmp/.X11-unix/X{display}"),
+        ] {
+            assert!(!Path::new(&f).exists(), "{name}: {f} was left behind");
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! `deskenv serve` end to end: the server on a real provider, driven by
+//! the example Python client (tests/python/test_serve_client.py, which
+//! uses examples/python/deskenv_client.py): errors, the oracle through the
+//! API, computer_13 with the a11y tree, a second reset, the example
+//! program. Then SIGTERM ends the server and nothing of it is left.
+//!
+//! - `serve_on_qemu`: real VMs (DESKENV_TEST_VM=1, after the image is built).
+//! - `serve_on_local`: the local provider (a desktop on this host), in the
+//!   desktop tier.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn root() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+fn serve_and_drive(provider: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_deskenv"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--tasks",
+            root().join("tasks/examples").to_str().unwrap(),
+            "--provider",
+            provider,
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
+    let first = lines
+        .next()
+        .expect("deskenv serve printed nothing")
+        .unwrap();
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_string();
+    // Keep draining the server's stdout.
+    std::thread::spawn(move || for _ in lines {});
+
+    let t = Instant::now();
+    let py = Command::new("/usr/bin/python3")
+        .args(["-m", "unittest", "-v", "tests/python/test_serve_client.py"])
+        .current_dir(root())
+        .env("DESKENV_SERVE_URL", &url)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&py.stdout),
+        String::from_utf8_lossy(&py.stderr)
+    );
+    eprintln!("{text}\n(python client: {:.1}s)", t.elapsed().as_secs_f64());
+    let pid = server.id() as i32;
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = server.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = server.kill();
+            panic!("deskenv serve did not end within 20 s of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        py.status.success(),
+        "the Python client's tests failed:\n{text}"
+    );
+    use std::os::unix::process::ExitStatusExt;
+    assert!(
+        status.code() == Some(143) || status.signal() == Some(libc::SIGTERM),
+        "serve ended with {status:?}"
+    );
+    let serve_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("serve.json")).unwrap()).unwrap();
+    assert_eq!(serve_json["provider"], provider);
+    assert!(out
+        .join("pyautogui/screenshot/py-oracle/examples/editor-save-text/result.json")
+        .exists());
+}
+
+#[test]
+fn serve_on_qemu() {
+    if std::env::var("DESKENV_TEST_VM").as_deref() != Ok("1") {
+        eprintln!("skipped: set DESKENV_TEST_VM=1 (and build the image) to serve real VMs");
+        return;
+    }
+    serve_and_drive("qemu");
+}
+
+#[test]
+fn serve_on_local() {
+    if std::env::var("DESKENV_TEST_DESKTOP").as_deref() != Ok("1") {
+        eprintln!("skipped: set DESKENV_TEST_DESKTOP=1 to serve local desktops");
+        return;
+    }
+    serve_and_drive("local");
+}
