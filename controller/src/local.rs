@@ -56,7 +56,7 @@ use std::future::Future;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -1855,25 +1855,10 @@ fn describe_status(s: std::process::ExitStatus) -> String {
 }
 
 fn check_name(name: &str) -> Result<(), ProviderError> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
-        && !name.starts_with('.');
-    if ok {
-        Ok(())
-    } else {
-        Err(ProviderError::Config(format!(
-            "machine name `{name}`: expected 1-64 characters of letters, digits, '-', '_' or '.'"
-        )))
-    }
+    crate::provider::check_name("machine", name)
 }
 
-fn unique() -> u64 {
-    static N: AtomicU64 = AtomicU64::new(0);
-    N.fetch_add(1, Ordering::Relaxed)
-}
+use crate::provider::unique;
 
 #[cfg(test)]
 mod tests {

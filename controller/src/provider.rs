@@ -138,3 +138,28 @@ pub trait Provider: Send + Sync {
     fn start<'a>(&'a self, name: &'a str)
         -> BoxFuture<'a, Result<Box<dyn Machine>, ProviderError>>;
 }
+
+/// Checks a machine name (it names a folder): 1-64 letters, digits, `-`,
+/// `_` or `.`, not starting with a dot. `what` says whose (`VM`, `machine`).
+pub(crate) fn check_name(what: &str, name: &str) -> Result<(), ProviderError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+        && !name.starts_with('.');
+    if ok {
+        Ok(())
+    } else {
+        Err(ProviderError::Config(format!(
+            "{what} name `{name}`: expected 1-64 characters of letters, digits, '-', '_' or '.'"
+        )))
+    }
+}
+
+/// A number unique within this process (folder names).
+pub(crate) fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}

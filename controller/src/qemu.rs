@@ -910,26 +910,10 @@ impl Provider for QemuProvider {
 }
 
 fn check_name(name: &str) -> Result<(), ProviderError> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
-        && !name.starts_with('.');
-    if ok {
-        Ok(())
-    } else {
-        Err(ProviderError::Config(format!(
-            "VM name `{name}`: expected 1-64 characters of letters, digits, '-', '_' or '.'"
-        )))
-    }
+    crate::provider::check_name("VM", name)
 }
 
-fn unique() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    N.fetch_add(1, Ordering::Relaxed)
-}
+use crate::provider::unique;
 
 fn write_owner(dir: &Path, owner: &reaper::Owner) -> Result<(), ProviderError> {
     let tmp = dir.join("owner.json.tmp");
