@@ -1739,14 +1739,9 @@ fn seed_home(home: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(&lo)?;
     std::fs::write(
         lo.join("registrymodifications.xcu"),
-        r#"<?xml version="1.0" encoding="UTF-8"?>
-<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
-<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="ShowTipOfTheDay" oor:op="fuse"><value>false</value></prop></item>
-<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="FirstRun" oor:op="fuse"><value>false</value></prop></item>
-<item oor:path="/org.openoffice.Setup/Office"><prop oor:name="ooSetupInstCompleted" oor:op="fuse"><value>true</value></prop></item>
-<item oor:path="/org.openoffice.Office.Common/Save/Document"><prop oor:name="WarnAlienFormat" oor:op="fuse"><value>false</value></prop></item>
-</oor:items>
-"#,
+        include_str!(
+            "../../vm-images/debian-desktop/overlay/etc/deskenv/libreoffice-registrymodifications.xcu"
+        ),
     )
 }
 

@@ -681,22 +681,34 @@ fn new_traj_lines(ep: &mut Episode) -> Vec<Value> {
     new
 }
 
+/// The env's episode, with what the loop sent meanwhile taken in.
+fn current<'a>(slot: &'a mut Option<Episode>, id: &str) -> Result<&'a mut Episode, ServeError> {
+    let ep = slot
+        .as_mut()
+        .ok_or_else(|| ServeError::NoEpisode(id.into()))?;
+    drain(ep);
+    Ok(ep)
+}
+
+/// The env's episode, which must still be in its step loop.
+fn running<'a>(slot: &'a mut Option<Episode>, id: &str) -> Result<&'a mut Episode, ServeError> {
+    let ep = current(slot, id)?;
+    match ep.ended {
+        Some(end) => Err(ServeError::EpisodeOver {
+            task: ep.task_id.clone(),
+            end: end_name(end),
+        }),
+        None => Ok(ep),
+    }
+}
+
 async fn observation(
     State(s): State<Arc<Server>>,
     UrlPath(id): UrlPath<String>,
 ) -> Result<Json<Value>, ServeError> {
     let env = s.env(&id)?;
     let mut slot = env.episode.lock().await;
-    let ep = slot
-        .as_mut()
-        .ok_or_else(|| ServeError::NoEpisode(id.clone()))?;
-    drain(ep);
-    if let Some(end) = ep.ended {
-        return Err(ServeError::EpisodeOver {
-            task: ep.task_id.clone(),
-            end: end_name(end),
-        });
-    }
+    let ep = running(&mut slot, &id)?;
     ep.observation
         .clone()
         .map(Json)
@@ -737,16 +749,7 @@ async fn step(
     let env = s.env(&id)?;
     let req: StepRequest = parse_body(&body, "POST /v1/envs/ID/step")?;
     let mut slot = env.episode.lock().await;
-    let ep = slot
-        .as_mut()
-        .ok_or_else(|| ServeError::NoEpisode(id.clone()))?;
-    drain(ep);
-    if let Some(end) = ep.ended {
-        return Err(ServeError::EpisodeOver {
-            task: ep.task_id.clone(),
-            end: end_name(end),
-        });
-    }
+    let ep = running(&mut slot, &id)?;
     let decisions = decisions(&req, env.settings.action_space)?;
     let raw = req.response.clone().unwrap_or_else(|| {
         decisions
@@ -792,9 +795,7 @@ async fn evaluate(
 ) -> Result<Json<Value>, ServeError> {
     let env = s.env(&id)?;
     let mut slot = env.episode.lock().await;
-    let ep = slot
-        .as_mut()
-        .ok_or_else(|| ServeError::NoEpisode(id.clone()))?;
+    let ep = current(&mut slot, &id)?;
     if ep.result.is_none() {
         if ep.ended.is_none() {
             // The loop waits for a step: tell it to stop, then it evaluates.

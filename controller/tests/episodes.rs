@@ -40,6 +40,15 @@ fn results(out: &Path) -> Vec<(PathBuf, serde_json::Value)> {
     found
 }
 
+/// A command's stdout and stderr, for assertion messages.
+fn output_text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 fn run(agent: &str, out: &Path) -> String {
     let o = deskenv()
         .args([
@@ -53,11 +62,7 @@ fn run(agent: &str, out: &Path) -> String {
         ])
         .output()
         .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let text = output_text(&o);
     assert!(
         o.status.success(),
         "deskenv run --agent {agent} failed:\n{text}"
@@ -255,11 +260,7 @@ fn an_agent_server_over_http_solves_a_task() {
         ])
         .output()
         .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let text = output_text(&o);
     assert!(o.status.success(), "{text}");
     let rs = results(&out);
     assert_eq!(rs.len(), 1, "{text}");

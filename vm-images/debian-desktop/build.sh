@@ -165,15 +165,8 @@ in_chroot chown -R user:user /home/user
 # LibreOffice: no tip-of-the-day dialog or first-start wizard in the way.
 lo=$mnt/home/user/.config/libreoffice/4/user
 mkdir -p "$lo"
-cat > "$lo/registrymodifications.xcu" <<'XCU'
-<?xml version="1.0" encoding="UTF-8"?>
-<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
-<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="ShowTipOfTheDay" oor:op="fuse"><value>false</value></prop></item>
-<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="FirstRun" oor:op="fuse"><value>false</value></prop></item>
-<item oor:path="/org.openoffice.Setup/Office"><prop oor:name="ooSetupInstCompleted" oor:op="fuse"><value>true</value></prop></item>
-<item oor:path="/org.openoffice.Office.Common/Save/Document"><prop oor:name="WarnAlienFormat" oor:op="fuse"><value>false</value></prop></item>
-</oor:items>
-XCU
+# (The same file seeds each desktop of the controller's local provider.)
+cp "$here/overlay/etc/deskenv/libreoffice-registrymodifications.xcu" "$lo/registrymodifications.xcu"
 in_chroot chown -R user:user /home/user/.config
 # Matplotlib draws without a display server if asked to; keep its cache warm.
 in_chroot python3 -c 'import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot' >/dev/null 2>&1 || true
