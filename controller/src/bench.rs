@@ -198,7 +198,7 @@ pub async fn run(
         .started()
         .notes
         .iter()
-        .any(|n| n.starts_with("created the ready snapshot"))
+        .any(|n| n.starts_with(crate::qemu::SNAPSHOT_CREATED))
     {
         r.snapshot_create_s = Some(first.started().seconds);
     }
@@ -502,6 +502,9 @@ mod tests {
             task_id: "t".into(),
             domain: "d".into(),
             category: None,
+            status: Default::default(),
+            cause: None,
+            attempts: vec![],
             score: 1.0,
             success: true,
             steps_used: steps,
@@ -524,6 +527,7 @@ mod tests {
                 postconfig_s: 0.0,
                 eval_s: 0.5,
                 total_s: total,
+                ..Default::default()
             },
         }
     }

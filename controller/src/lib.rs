@@ -24,6 +24,7 @@ pub mod agent;
 pub mod agent_client;
 pub mod bench;
 pub mod display;
+pub mod doctor;
 pub mod episode;
 pub mod image;
 pub mod local;

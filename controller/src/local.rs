@@ -2048,6 +2048,12 @@ mod tests {
             init_pid: None,
         };
         std::fs::write(record_path(&mine), serde_json::to_string(&me).unwrap()).unwrap();
+        // Until the child has exec'd, its environment is the test's own,
+        // without the marker: a sweep then would find nothing to end.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while marked_processes(&marker).is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         assert_eq!(sweep(tmp.path()), vec![gone.clone()]);
         assert!(mine.exists() && !gone.exists() && !record_path(&gone).exists());
         let ended = wait_exit(&mut child, Duration::from_secs(2));

@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 #[command(
     name = "deskenv",
     version,
-    about = "deskenv: desktop VMs for evaluating GUI agents"
+    about = "deskenv: desktop VMs for evaluating GUI agents",
+    after_help = "Exit status: 0 success (every episode scored); 1 bad arguments or input, or an error that stopped the command; 2 task problems (a task file that does not validate, an episode that could not be set up on a healthy machine); 3 environment errors (an episode without a score after its retries, or a run stopped because machines kept failing to start)."
 )]
 struct Cli {
     /// The cache folder (images, snapshots, running VMs). Default:
@@ -52,6 +53,16 @@ enum Top {
     /// agent in any language drives the episode loop. API:
     /// controller/serve-openapi.yaml.
     Serve(ServeArgs),
+    /// What the next run will do on this host, starting nothing: QEMU, the
+    /// accelerator decision and why, the image, the ready snapshot, free
+    /// disk and memory.
+    Doctor {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        vm: VmOpts,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -61,9 +72,13 @@ struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:8020")]
     listen: std::net::SocketAddr,
     /// Serve on a non-loopback address (anyone who reaches it controls the
-    /// desktops).
+    /// desktops); needs --token-file.
     #[arg(long)]
     allow_remote: bool,
+    /// A file holding a bearer token: every route but /v1/health then
+    /// needs `Authorization: Bearer <token>`.
+    #[arg(long)]
+    token_file: Option<PathBuf>,
     /// Task files or folders.
     #[arg(long, required = true, num_args = 1..)]
     tasks: Vec<PathBuf>,
@@ -127,6 +142,15 @@ struct RunArgs {
     settle: controller::episode::SettleMode,
     #[arg(long, default_value_t = 1)]
     parallel: usize,
+    /// Attempts after the first, each on a fresh machine, for an episode
+    /// that ended without a score (the machine died, the guest stopped
+    /// answering, a setup step failed on a healthy machine).
+    #[arg(long, default_value_t = 2)]
+    retries: u32,
+    /// The longest wait, in seconds, for an idle guest (no CPU use by the
+    /// desktop's processes, a quiet screen) before the evaluation.
+    #[arg(long, default_value_t = 30.0)]
+    idle_cap: f64,
     #[arg(long, default_value = "results")]
     out: PathBuf,
     /// The model name (openai agent; also names the result folder).
@@ -208,6 +232,9 @@ struct VmOpts {
     /// Cold boot instead of restoring the ready snapshot.
     #[arg(long)]
     cold: bool,
+    /// The QEMU binary.
+    #[arg(long, default_value = "qemu-system-x86_64")]
+    qemu: PathBuf,
 }
 
 #[derive(Subcommand, Debug)]
@@ -325,10 +352,10 @@ fn main() {
     let code = rt.block_on(async {
         reaper::install_signal_handlers();
         match run(cli).await {
-            Ok(()) => 0,
+            Ok(code) => code,
             Err(e) => {
                 eprintln!("deskenv: error: {e:#}");
-                1
+                exit::USAGE
             }
         }
     });
@@ -346,6 +373,7 @@ fn open_image(cache: &std::path::Path, dir: &Option<PathBuf>) -> anyhow::Result<
 fn provider(cache: &std::path::Path, o: &VmOpts) -> anyhow::Result<QemuProvider> {
     let image = open_image(cache, &o.image)?;
     let config = QemuConfig {
+        binary: o.qemu.clone(),
         accel: o.accel,
         memory_mib: o.memory,
         use_snapshot: !o.cold,
@@ -440,9 +468,26 @@ async fn serve(cache: &std::path::Path, a: ServeArgs) -> anyhow::Result<()> {
     if a.idle_timeout <= 0.0 || a.time_limit <= 0.0 {
         bail!("--idle-timeout and --time-limit: expected positive seconds");
     }
+    let token = match &a.token_file {
+        Some(path) => {
+            let token = std::fs::read_to_string(path)
+                .with_context(|| format!("reading --token-file {}", path.display()))?
+                .trim()
+                .to_string();
+            if token.is_empty() {
+                bail!("--token-file {}: the file is empty", path.display());
+            }
+            Some(token)
+        }
+        None => None,
+    };
+    if a.allow_remote && token.is_none() {
+        bail!("--allow-remote needs --token-file: a server that other hosts reach must ask for a bearer token");
+    }
     let (provider, environment) = make_provider(&a.provider, cache, &a.vm)?;
     let pool = Arc::new(Pool::new(provider, a.parallel)?);
     let cfg = ServeConfig {
+        token,
         out: a.out.clone(),
         time_limit: Duration::from_secs_f64(a.time_limit),
         settle: a.settle,
@@ -465,7 +510,22 @@ async fn serve(cache: &std::path::Path, a: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn run(cli: Cli) -> anyhow::Result<()> {
+/// The exit statuses (also in `deskenv --help`).
+mod exit {
+    /// Everything ran; every episode has a score.
+    pub const OK: i32 = 0;
+    /// Bad arguments or input, or an error that stopped the command.
+    pub const USAGE: i32 = 1;
+    /// Task problems: a task file does not validate, or an episode could
+    /// not be set up on a healthy machine.
+    pub const TASK: i32 = 2;
+    /// Environment errors: an episode ended without a score after its
+    /// retries (the machine died, the guest agent stopped answering), or
+    /// the run stopped because machines kept failing to start.
+    pub const ENV: i32 = 3;
+}
+
+async fn run(cli: Cli) -> anyhow::Result<i32> {
     let cache = paths::cache_dir(cli.cache.as_deref());
     match cli.command {
         Top::Image(ImageCmd::Build {
@@ -637,9 +697,57 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Top::Run(args) => {
-            run_tasks(&cache, args).await?;
+            let o = match run_tasks(&cache, args).await {
+                Ok(o) => o,
+                // The host failed under the run (a full disk): an
+                // environment error, named.
+                Err(e) if e.is::<controller::episode::runner::RunError>() => {
+                    eprintln!("deskenv: error: {e:#}");
+                    return Ok(exit::ENV);
+                }
+                Err(e) => return Err(e),
+            };
+            if o.stopped.is_some() || o.env_errors() > 0 {
+                eprintln!(
+                    "deskenv: {} episode(s) ended in an environment error{}: exit status {}",
+                    o.env_errors(),
+                    if o.stopped.is_some() {
+                        " and the run stopped early"
+                    } else {
+                        ""
+                    },
+                    exit::ENV
+                );
+                return Ok(exit::ENV);
+            }
+            if o.setup_errors() > 0 {
+                eprintln!(
+                    "deskenv: {} episode(s) could not be set up: exit status {}",
+                    o.setup_errors(),
+                    exit::TASK
+                );
+                return Ok(exit::TASK);
+            }
         }
         Top::Serve(args) => serve(&cache, args).await?,
+        Top::Doctor { json, vm } => {
+            let config = QemuConfig {
+                binary: vm.qemu.clone(),
+                accel: vm.accel,
+                memory_mib: vm.memory,
+                use_snapshot: !vm.cold,
+                ..QemuConfig::default()
+            };
+            let r = controller::doctor::check(&cache, config, vm.image.as_deref());
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                print!("{}", controller::doctor::text(&r));
+            }
+            if !r.problems.is_empty() {
+                return Ok(exit::USAGE);
+            }
+        }
         Top::Tasks(TasksCmd::Validate { paths, quiet }) => {
             let (tasks, errors) = task::load_all(&paths)?;
             let mut bad = errors.len();
@@ -671,7 +779,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 tasks.len() + errors.len() - bad
             );
             if bad > 0 {
-                std::process::exit(1);
+                return Ok(exit::TASK);
             }
         }
         Top::Tasks(TasksCmd::List { paths }) => {
@@ -718,6 +826,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 time_limit: 600.0,
                 settle: controller::episode::SettleMode::Adaptive,
                 parallel: 1,
+                retries: 0,
+                idle_cap: 30.0,
                 out: out.clone(),
                 model: None,
                 base_url: String::new(),
@@ -727,7 +837,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 max_tokens: None,
                 vm,
             };
-            let results = run_tasks(&cache, args).await?;
+            let outcome = run_tasks(&cache, args).await?;
+            let results: Vec<_> = outcome.finished.into_iter().map(|f| f.result).collect();
             let _ = std::fs::remove_dir_all(&out);
             let report = bench::episodes_report(&results, model_latency);
             print!("{}", bench::episodes_table(&report));
@@ -767,7 +878,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
     }
-    Ok(())
+    Ok(exit::OK)
 }
 
 /// `deskenv vm smoke`: the pool end to end.
@@ -845,7 +956,7 @@ async fn smoke(
 async fn run_tasks(
     cache: &std::path::Path,
     a: RunArgs,
-) -> anyhow::Result<Vec<controller::episode::EpisodeResult>> {
+) -> anyhow::Result<controller::episode::runner::RunOutcome> {
     use controller::episode::{runner, EpisodeSettings};
     let tasks = load_tasks(&a.tasks)?;
     // Refuse tasks that cannot run, naming every problem, before any VM starts.
@@ -869,6 +980,10 @@ async fn run_tasks(
     if a.max_steps.is_empty() || a.max_steps.contains(&0) {
         bail!("--max-steps: expected positive step budgets, e.g. 15 or 15,30,50");
     }
+    if !(0.0..=600.0).contains(&a.idle_cap) {
+        bail!("--idle-cap: expected seconds from 0 to 600");
+    }
+    let faults = controller::episode::faults::Faults::from_env()?;
     let make_agent: runner::AgentFactory = match a.agent.as_str() {
         "scripted" => {
             Arc::new(|| Ok(Box::new(controller::agent::scripted::ScriptedAgent::default()) as _))
@@ -927,14 +1042,15 @@ async fn run_tasks(
         agent: a.agent.clone(),
         budgets: a.max_steps.clone(),
         episode: EpisodeSettings {
-            observation: a.observation,
-            action_space: a.action_space,
-            max_steps: a.max_steps[0],
             time_limit: Duration::from_secs_f64(a.time_limit),
             settle: a.settle,
+            idle_cap: Duration::from_secs_f64(a.idle_cap),
+            faults,
+            ..EpisodeSettings::new(a.observation, a.action_space, a.max_steps[0])
         },
         provider: a.provider.clone(),
         parallel: a.parallel,
+        retries: a.retries,
         environment,
     });
     println!(
@@ -944,7 +1060,7 @@ async fn run_tasks(
         a.parallel,
         a.out.display()
     );
-    let finished = runner::run(
+    let outcome = runner::run(
         pool,
         settings.clone(),
         tasks,
@@ -952,6 +1068,6 @@ async fn run_tasks(
         Arc::new(|l: &str| println!("{l}")),
     )
     .await?;
-    print!("{}", runner::summary(&finished, &settings));
-    Ok(finished.into_iter().map(|f| f.result).collect())
+    print!("{}", runner::summary(&outcome, &settings));
+    Ok(outcome)
 }

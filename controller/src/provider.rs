@@ -7,6 +7,7 @@ use crate::agent_client::{AgentClient, AgentError};
 use crate::image::ImageError;
 use crate::qmp::QmpError;
 use futures::future::BoxFuture;
+use futures::FutureExt;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -124,6 +125,18 @@ pub trait Machine: Send + Sync {
     fn screenshot(&self) -> BoxFuture<'_, Result<Vec<u8>, ProviderError>>;
     /// Fails with a clear error when the machine is gone (QEMU exited).
     fn check(&self) -> Result<(), ProviderError>;
+    /// Why the machine does not answer, checked from the outside in: the
+    /// host process, then (QEMU) the monitor, then the guest agent's
+    /// health. `None` when every layer answers.
+    fn diagnose(&self) -> BoxFuture<'_, Option<String>> {
+        async move {
+            if let Err(e) = self.check() {
+                return Some(e.to_string());
+            }
+            agent_health_problem(self.agent()).await
+        }
+        .boxed()
+    }
     /// Ends the machine and removes its files.
     fn shutdown(self: Box<Self>) -> BoxFuture<'static, ()>;
     /// Ends the machine at once, synchronously (used on drop).
@@ -162,4 +175,19 @@ pub(crate) fn unique() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
     N.fetch_add(1, Ordering::Relaxed)
+}
+
+/// How long a diagnosis waits for the guest agent's health.
+pub const HEALTH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// `None` when the guest agent answers `/v1/health`, else what went wrong.
+pub async fn agent_health_problem(agent: &AgentClient) -> Option<String> {
+    match agent.health(HEALTH_TIMEOUT).await {
+        Ok(_) => None,
+        Err(AgentError::Unreachable { source, .. }) if source.is_timeout() => Some(format!(
+            "the guest agent at {} does not answer /v1/health within {HEALTH_TIMEOUT:?}",
+            agent.base()
+        )),
+        Err(e) => Some(format!("the guest agent does not answer: {e}")),
+    }
 }

@@ -127,6 +127,55 @@ pub struct QemuProvider {
     qemu_version: String,
     /// The resolved accelerator and why (once known).
     accel: tokio::sync::Mutex<Option<(Accel, String)>>,
+    /// The decision was printed.
+    announced: std::sync::atomic::AtomicBool,
+}
+
+/// The note a start carries when it made the ready snapshot.
+pub const SNAPSHOT_CREATED: &str = "created the ready snapshot";
+
+/// What `--accel` resolves to before anything starts (`deskenv doctor`).
+#[derive(Debug, Clone, Serialize)]
+pub struct AccelDecision {
+    pub accel: Accel,
+    pub reason: String,
+    /// The cached outcome of an earlier KVM try on this host, if any.
+    pub probe: Option<AccelProbe>,
+    pub probe_file: PathBuf,
+}
+
+/// Whether a failed start under KVM is a reason to fall back to TCG: every
+/// failure of QEMU or of the guest is; a bad configuration, a missing image
+/// or a host I/O error is not (TCG would fail the same way).
+fn is_accel_failure(e: &ProviderError) -> bool {
+    match e {
+        ProviderError::WithLogs { source, .. } => is_accel_failure(source),
+        ProviderError::Config(_)
+        | ProviderError::Image(_)
+        | ProviderError::Io { .. }
+        | ProviderError::Local(_) => false,
+        _ => true,
+    }
+}
+
+/// One line saying how KVM failed, with QEMU's own last words.
+fn kvm_failure_reason(e: &ProviderError) -> String {
+    match e {
+        ProviderError::WithLogs { source, .. } => kvm_failure_reason(source),
+        ProviderError::Exited { status, tail, .. } => {
+            let last: Vec<&str> = tail.lines().filter(|l| !l.trim().is_empty()).collect();
+            let last = last[last.len().saturating_sub(2)..].join(" / ");
+            format!("QEMU exited at start under KVM ({status}): {last}")
+        }
+        ProviderError::KvmHang { after, .. } => format!(
+            "/dev/kvm opens but the guest printed nothing on its serial console within {after:?} under KVM"
+        ),
+        other => {
+            let text = other.to_string();
+            let first = text.lines().next().unwrap_or("").to_string();
+            format!("the start under KVM failed: {first}")
+        }
+    }
 }
 
 impl std::fmt::Debug for QemuProvider {
@@ -140,11 +189,11 @@ impl std::fmt::Debug for QemuProvider {
 
 /// Cached outcome of the KVM probe (`<cache>/accel.json`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-struct AccelProbe {
-    qemu_version: String,
-    host_kernel: String,
-    kvm_works: bool,
-    reason: String,
+pub struct AccelProbe {
+    pub qemu_version: String,
+    pub host_kernel: String,
+    pub kvm_works: bool,
+    pub reason: String,
 }
 
 /// Whether the VM dies with the controller (pool) or outlives it (named).
@@ -199,6 +248,7 @@ impl QemuProvider {
             cache,
             qemu_version,
             accel: tokio::sync::Mutex::new(None),
+            announced: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -284,8 +334,25 @@ impl QemuProvider {
             Some((a, _)) => a,
             None => self.guess_accel().0,
         };
+        Ok(self.snapshot_for(accel))
+    }
+
+    /// The snapshot for `accel` (complete or not).
+    pub fn snapshot_for(&self, accel: Accel) -> (Snapshot, KeyInputs) {
         let inputs = self.key_inputs(accel);
-        Ok((Snapshot::for_key(&self.cache, &inputs.key()), inputs))
+        (Snapshot::for_key(&self.cache, &inputs.key()), inputs)
+    }
+
+    /// What `--accel` resolves to without starting anything: the explicit
+    /// choice, the cached probe, or KVM to try when /dev/kvm opens.
+    pub fn accel_decision(&self) -> AccelDecision {
+        let (accel, reason) = self.guess_accel();
+        AccelDecision {
+            accel,
+            reason,
+            probe: self.cached_probe(),
+            probe_file: self.probe_path(),
+        }
     }
 
     /// The accelerator to try first, without booting: explicit, cached
@@ -311,7 +378,7 @@ impl QemuProvider {
                     } else {
                         (
                             Accel::Tcg,
-                            format!("auto: KVM failed before on this host ({})", p.reason),
+                            format!("auto: KVM failed before on this host: {}", p.reason),
                         )
                     };
                 }
@@ -335,6 +402,9 @@ impl QemuProvider {
     }
 
     fn cached_probe(&self) -> Option<AccelProbe> {
+        if self.config.accel != AccelChoice::Auto {
+            return None;
+        }
         let p: AccelProbe =
             serde_json::from_str(&std::fs::read_to_string(self.probe_path()).ok()?).ok()?;
         (p.qemu_version == self.qemu_version && p.host_kernel == Self::host_kernel()).then_some(p)
@@ -348,10 +418,10 @@ impl QemuProvider {
             reason: reason.to_string(),
         };
         let _ = std::fs::create_dir_all(&self.cache);
-        let _ = std::fs::write(
-            self.probe_path(),
-            serde_json::to_string_pretty(&p).unwrap_or_default(),
-        );
+        let tmp = self.probe_path().with_extension("json.tmp");
+        if std::fs::write(&tmp, serde_json::to_string_pretty(&p).unwrap_or_default()).is_ok() {
+            let _ = std::fs::rename(&tmp, self.probe_path());
+        }
     }
 
     /// Starts a VM that outlives this process (`deskenv vm up`).
@@ -361,101 +431,132 @@ impl QemuProvider {
 
     /// Starts a VM: restore from the ready snapshot (made first if needed),
     /// or a cold boot when snapshots are off.
+    ///
+    /// With `--accel auto`, any failure of a start under KVM (QEMU exiting
+    /// at start, a guest silent past the watchdog, a stalled boot, a
+    /// restore that fails) makes the controller fall back to TCG for the
+    /// rest of this process and record why in `<cache>/accel.json`.
     pub async fn start_vm(&self, name: &str, lifetime: Lifetime) -> Result<QemuVm, ProviderError> {
         check_name(name)?;
         let t0 = Instant::now();
         reaper::sweep(&crate::paths::vms_dir(&self.cache));
         let mut notes = Vec::new();
-        if !self.config.use_snapshot {
-            let (vm, mut report) = self
-                .cold_boot_resolving_accel(name, lifetime, &mut notes)
-                .await?;
-            report.notes = notes;
-            report.seconds = t0.elapsed().as_secs_f64();
-            let mut vm = vm;
-            vm.started = report;
-            return Ok(vm);
+        loop {
+            let resolved = self.accel.lock().await;
+            let (accel, why, guard) = match resolved.clone() {
+                // Known already: start without holding the lock (parallel
+                // starts).
+                Some((a, why)) => {
+                    drop(resolved);
+                    (a, why, None)
+                }
+                // The first start decides while the others wait.
+                None => {
+                    let (a, why) = self.guess_accel();
+                    (a, why, Some(resolved))
+                }
+            };
+            let watchdog = self.config.accel == AccelChoice::Auto && accel == Accel::Kvm;
+            match self
+                .start_with(name, lifetime, accel, watchdog, &mut notes)
+                .await
+            {
+                Ok(mut vm) => {
+                    if let Some(mut resolved) = guard {
+                        self.announce(accel, &why);
+                        notes.insert(0, format!("accelerator {} ({why})", accel.as_str()));
+                        if watchdog && self.cached_probe().is_none() {
+                            self.record_probe(true, "the guest booted under KVM");
+                        }
+                        *resolved = Some((accel, why));
+                    }
+                    vm.started.notes.splice(0..0, notes);
+                    let before: f64 = vm.started.phases.iter().map(|p| p.1).sum();
+                    vm.started.seconds = t0.elapsed().as_secs_f64();
+                    if vm.started.path == StartPath::Restore
+                        && vm
+                            .started
+                            .notes
+                            .iter()
+                            .any(|n| n.starts_with(SNAPSHOT_CREATED))
+                    {
+                        vm.started.phases.insert(
+                            0,
+                            ("create ready snapshot".into(), vm.started.seconds - before),
+                        );
+                    }
+                    return Ok(vm);
+                }
+                Err(e) if watchdog && is_accel_failure(&e) => {
+                    let reason = kvm_failure_reason(&e);
+                    tracing::info!("accelerator: KVM failed, TCG from now on: {reason}");
+                    let why = format!("auto: fell back from KVM: {reason}");
+                    self.record_probe(false, &reason);
+                    notes.push(format!("accelerator tcg (fell back from KVM: {reason})"));
+                    let mut resolved = match guard {
+                        Some(g) => g,
+                        None => self.accel.lock().await,
+                    };
+                    if resolved.as_ref().map(|r| r.0) != Some(Accel::Tcg) {
+                        eprintln!(
+                            "deskenv: KVM was tried, but {reason}; falling back to TCG (recorded in {}; `deskenv doctor` shows it)",
+                            self.probe_path().display()
+                        );
+                        self.announced
+                            .store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    *resolved = Some((Accel::Tcg, why));
+                }
+                Err(e) => return Err(e),
+            }
         }
-        let (snap, meta) = self.ensure_snapshot(&mut notes).await?;
-        let mut vm = self.restore(name, lifetime, &snap, &meta).await?;
-        vm.started.notes.splice(0..0, notes);
-        vm.started.seconds = t0.elapsed().as_secs_f64();
-        if vm
-            .started
-            .notes
-            .iter()
-            .any(|n| n.starts_with("created the ready snapshot"))
-        {
-            vm.started.phases.insert(
-                0,
-                (
-                    "create ready snapshot".into(),
-                    t0.elapsed().as_secs_f64() - vm.started.phases.iter().map(|p| p.1).sum::<f64>(),
-                ),
-            );
-        }
-        Ok(vm)
     }
 
-    /// A cold boot with `--accel auto` handling: KVM first when it may work,
-    /// TCG after a watchdog timeout (recorded for next time).
-    async fn cold_boot_resolving_accel(
+    /// Prints the accelerator decision once per process.
+    fn announce(&self, accel: Accel, why: &str) {
+        if !self
+            .announced
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            tracing::info!(
+                accel = accel.as_str(),
+                "accelerator: {} ({why})",
+                accel.as_str()
+            );
+            if self.config.accel == AccelChoice::Auto {
+                eprintln!("deskenv: accelerator {} ({why})", accel.as_str());
+            }
+        }
+    }
+
+    /// One start under `accel`: restore (the snapshot made first if there
+    /// is none for these inputs), or a cold boot without snapshots.
+    async fn start_with(
         &self,
         name: &str,
         lifetime: Lifetime,
+        accel: Accel,
+        watchdog: bool,
         notes: &mut Vec<String>,
-    ) -> Result<(QemuVm, StartReport), ProviderError> {
-        let mut resolved = self.accel.lock().await;
-        if let Some((accel, _)) = resolved.clone() {
-            // Known already: boot without holding the lock (parallel boots).
-            drop(resolved);
-            let vm = self.cold_boot(name, lifetime, accel, false).await?;
-            let report = vm.started.clone();
-            return Ok((vm, report));
+    ) -> Result<QemuVm, ProviderError> {
+        if !self.config.use_snapshot {
+            return self.cold_boot(name, lifetime, accel, watchdog).await;
         }
-        // The first boot decides, while the others wait.
-        let (accel, why) = self.guess_accel();
-        let watchdog = self.config.accel == AccelChoice::Auto && accel == Accel::Kvm;
-        match self.cold_boot(name, lifetime, accel, watchdog).await {
-            Ok(vm) => {
-                tracing::info!(
-                    accel = accel.as_str(),
-                    "accelerator: {} ({why})",
-                    accel.as_str()
-                );
-                notes.push(format!("accelerator {} ({why})", accel.as_str()));
-                if watchdog {
-                    self.record_probe(true, "the guest booted under KVM");
-                }
-                *resolved = Some((accel, why));
-                let report = vm.started.clone();
-                Ok((vm, report))
-            }
-            Err(ProviderError::KvmHang { after, .. }) => {
-                let reason = format!("/dev/kvm opens but the guest printed nothing on its serial console within {after:?} under KVM");
-                tracing::warn!("accelerator: falling back to TCG: {reason}");
-                eprintln!("deskenv: KVM chosen, but {reason}; falling back to TCG");
-                notes.push(format!("accelerator tcg (fell back from KVM: {reason})"));
-                self.record_probe(false, &reason);
-                *resolved = Some((Accel::Tcg, format!("auto: fell back from KVM: {reason}")));
-                drop(resolved);
-                let vm = self.cold_boot(name, lifetime, Accel::Tcg, false).await?;
-                let report = vm.started.clone();
-                Ok((vm, report))
-            }
-            Err(e) => Err(e),
-        }
+        let (snap, meta) = self.ensure_snapshot(accel, watchdog, notes).await?;
+        self.restore(name, lifetime, &snap, &meta).await
     }
 
-    /// Finds the complete ready snapshot for the current inputs, or makes
-    /// it (one process at a time, under a file lock).
+    /// Finds the complete ready snapshot for `accel`, or makes it (one
+    /// process at a time, under a file lock).
     async fn ensure_snapshot(
         &self,
+        accel: Accel,
+        watchdog: bool,
         notes: &mut Vec<String>,
     ) -> Result<(Snapshot, SnapshotMeta), ProviderError> {
-        let (snap, _) = self.snapshot().await?;
+        let (snap, inputs) = self.snapshot_for(accel);
         if let Some(meta) = snap.meta() {
-            if meta.inputs == self.snapshot().await?.1 {
+            if meta.inputs == inputs {
                 return Ok((snap, meta));
             }
         }
@@ -468,22 +569,19 @@ impl QemuProvider {
                     .to_string(),
                 message: e.to_string(),
             })?;
-        // Another process may have made it while we waited; the accelerator
-        // may also have been resolved since.
-        let (snap, _) = self.snapshot().await?;
+        // Another process may have made it while we waited.
         if let Some(meta) = snap.meta() {
             return Ok((snap, meta));
         }
         let t = Instant::now();
         let name = format!("snapshot-{}", std::process::id());
-        let (vm, boot) = self
-            .cold_boot_resolving_accel(&name, Lifetime::Guarded, notes)
+        let vm = self
+            .cold_boot(&name, Lifetime::Guarded, accel, watchdog)
             .await?;
-        // The accelerator is known now, and with it the key.
-        let (snap, inputs) = self.snapshot().await?;
+        let boot = vm.started.clone();
         let meta = self.save_snapshot(vm, &snap, inputs, boot).await?;
         notes.push(format!(
-            "created the ready snapshot {} in {:.1}s (cold boot, warm-up, save)",
+            "{SNAPSHOT_CREATED} {} in {:.1}s (cold boot, warm-up, save)",
             snap.dir.display(),
             t.elapsed().as_secs_f64()
         ));
@@ -1440,6 +1538,59 @@ impl Machine for QemuVm {
             Some(s) => Err(self.exited_error(s)),
             None => Ok(()),
         }
+    }
+
+    fn diagnose(&self) -> BoxFuture<'_, Option<String>> {
+        async move {
+            if let Some(status) = self.exit_status() {
+                return Some(format!(
+                    "QEMU (pid {}) of VM {} {}",
+                    self.pid,
+                    self.name,
+                    match status.as_str() {
+                        s if s.starts_with("killed") => format!("was {s}"),
+                        s => format!("exited ({s})"),
+                    }
+                ));
+            }
+            let qmp = match tokio::time::timeout(Duration::from_secs(5), self.qmp.lock()).await {
+                Ok(mut guard) => match guard.as_mut() {
+                    Some(q) => Some(
+                        q.execute_with_timeout("query-status", None, Duration::from_secs(5))
+                            .await,
+                    ),
+                    None => None,
+                },
+                Err(_) => {
+                    return Some(format!(
+                        "QEMU (pid {}) of VM {} is alive, but its QMP monitor has been busy for over 5 s",
+                        self.pid, self.name
+                    ))
+                }
+            };
+            match qmp {
+                Some(Err(e)) => {
+                    return Some(format!(
+                        "QEMU (pid {}) of VM {} is alive, but its QMP monitor does not answer: {e}",
+                        self.pid, self.name
+                    ))
+                }
+                Some(Ok(v)) => {
+                    let status = v.get("status").and_then(|s| s.as_str()).unwrap_or("");
+                    if status != "running" {
+                        return Some(format!(
+                            "VM {} (QEMU pid {}) is `{status}`, not running",
+                            self.name, self.pid
+                        ));
+                    }
+                }
+                None => {}
+            }
+            crate::provider::agent_health_problem(&self.agent)
+                .await
+                .map(|p| format!("{p} (QEMU pid {} running, QMP answers)", self.pid))
+        }
+        .boxed()
     }
 
     fn shutdown(self: Box<Self>) -> BoxFuture<'static, ()> {

@@ -69,6 +69,10 @@ pub enum ServeError {
     Environment(String),
     #[error("serve address {0}: not a loopback address; pass --allow-remote to serve other hosts (anyone who reaches it controls the desktops)")]
     NotLoopback(SocketAddr),
+    #[error("--allow-remote needs --token-file: a server that other hosts reach must ask for a bearer token")]
+    RemoteWithoutToken,
+    #[error("this route needs the header `Authorization: Bearer <token>` with the token of --token-file")]
+    Unauthorized,
     #[error("binding {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -88,9 +92,10 @@ impl ServeError {
             ServeError::EnvLimit(_) => (StatusCode::SERVICE_UNAVAILABLE, "env_limit"),
             ServeError::SetupFailed { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "setup_failed"),
             ServeError::Environment(_) => (StatusCode::SERVICE_UNAVAILABLE, "environment"),
-            ServeError::NotLoopback(_) | ServeError::Bind { .. } => {
-                (StatusCode::INTERNAL_SERVER_ERROR, "internal")
-            }
+            ServeError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized"),
+            ServeError::NotLoopback(_)
+            | ServeError::RemoteWithoutToken
+            | ServeError::Bind { .. } => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
     }
 }
@@ -120,6 +125,9 @@ pub struct ServeConfig {
     pub provider: String,
     /// What `serve.json` records about the environment.
     pub environment: Value,
+    /// With a token, every route but `/v1/health` needs
+    /// `Authorization: Bearer <token>`.
+    pub token: Option<String>,
 }
 
 /// A task id and why it is not served.
@@ -299,6 +307,9 @@ pub async fn serve(
     if !addr.ip().is_loopback() && !allow_remote {
         return Err(ServeError::NotLoopback(addr));
     }
+    if allow_remote && cfg.token.is_none() {
+        return Err(ServeError::RemoteWithoutToken);
+    }
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| ServeError::Bind { addr, source })?;
@@ -339,9 +350,35 @@ pub async fn serve(
         .map_err(|source| ServeError::Bind { addr, source })
 }
 
+async fn require_token(
+    State(state): State<Arc<Server>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if let Some(token) = &state.cfg.token {
+        let given = req
+            .headers()
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .unwrap_or("");
+        // Constant time: the comparison does not tell how much matched.
+        let same = given.len() == token.len()
+            && given
+                .bytes()
+                .zip(token.bytes())
+                .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+                == 0;
+        if !same {
+            return ServeError::Unauthorized.into_response();
+        }
+    }
+    next.run(req).await
+}
+
 fn router(state: Arc<Server>) -> Router {
+    let open = Router::new().route("/v1/health", get(health));
     Router::new()
-        .route("/v1/health", get(health))
         .route("/v1/tasks", get(list_tasks))
         .route("/v1/envs", post(create_env).get(list_envs))
         .route("/v1/envs/{id}", get(get_env).delete(close_env))
@@ -349,6 +386,11 @@ fn router(state: Arc<Server>) -> Router {
         .route("/v1/envs/{id}/observation", get(observation))
         .route("/v1/envs/{id}/step", post(step))
         .route("/v1/envs/{id}/evaluate", post(evaluate))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            require_token,
+        ))
+        .merge(open)
         .with_state(state)
 }
 
@@ -502,11 +544,13 @@ async fn reset(
     // The env's previous episode, finished or not, goes with its machine.
     slot.take();
     let settings = EpisodeSettings {
-        observation: env.settings.observation,
-        action_space: env.settings.action_space,
-        max_steps: env.settings.max_steps,
         time_limit: s.cfg.time_limit,
         settle: s.cfg.settle,
+        ..EpisodeSettings::new(
+            env.settings.observation,
+            env.settings.action_space,
+            env.settings.max_steps,
+        )
     };
     let dir = episode_dir(&s.cfg.out, &settings, &env.settings.model, &task);
     if dir.exists() {
@@ -542,9 +586,7 @@ async fn reset(
                 r
             }
             Err(e) => {
-                let mut r = EpisodeResult::new(&task2, settings.max_steps, EndReason::EnvError);
-                r.errors.push(format!("no machine: {e}"));
-                r
+                EpisodeResult::env_error(&task2, settings.max_steps, format!("no machine: {e}"))
             }
         };
         if let Err(e) = write_result(&dir2, &result) {

@@ -437,14 +437,13 @@ async fn the_editor_task_is_solved_by_the_oracle_and_not_by_noop() {
             agent: agent.into(),
             budgets: vec![15],
             episode: EpisodeSettings {
-                observation: Default::default(),
-                action_space: Default::default(),
-                max_steps: 15,
                 time_limit: Duration::from_secs(120),
                 settle: SettleMode::Adaptive,
+                ..EpisodeSettings::new(Default::default(), Default::default(), 15)
             },
             provider: "local".into(),
             parallel: 1,
+            retries: 0,
             environment: environment.clone(),
         });
         let make_agent: runner::AgentFactory = if agent == "scripted" {
@@ -463,8 +462,8 @@ async fn the_editor_task_is_solved_by_the_oracle_and_not_by_noop() {
         .await
         .unwrap();
         eprintln!("{agent}: {:.1}s", t.elapsed().as_secs_f64());
-        assert_eq!(finished.len(), 1);
-        let r = &finished[0].result;
+        assert_eq!(finished.finished.len(), 1);
+        let r = &finished.finished[0].result;
         let dir = runner::episode_dir(&settings.out, &settings.episode, agent, &task);
         if agent == "scripted" {
             assert!(

@@ -112,6 +112,22 @@ pub struct Until {
     pub stdout: Option<String>,
     #[serde(default)]
     pub stderr: Option<String>,
+    /// deskenv: then wait until the guest is idle (no CPU use by the
+    /// desktop's processes, a quiet screen; at most 60 s). Alone, the
+    /// command must exit 0 first, as without `until`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<bool>,
+}
+
+impl Until {
+    /// Whether any condition besides `idle` is set.
+    pub fn polls(&self) -> bool {
+        self.returncode.is_some() || self.stdout.is_some() || self.stderr.is_some()
+    }
+
+    pub fn waits_idle(&self) -> bool {
+        self.idle == Some(true)
+    }
 }
 
 /// A file to download (from the data manifest) into the guest.

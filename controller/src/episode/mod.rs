@@ -6,11 +6,13 @@
 //! `infeasible` metric scores 1 only when the agent's last action is FAIL,
 //! and any other task scores 0 when the agent answers FAIL.
 
+pub mod faults;
 pub mod getters;
 pub mod runner;
 pub mod setup;
 
 use crate::agent::{Agent, AgentError, Decision, EpisodeContext, Observation, Usage};
+use crate::agent_client::AgentError as AgentClientError;
 use crate::provider::Machine;
 use crate::task::LoadedTask;
 use base64::Engine as _;
@@ -61,7 +63,39 @@ pub struct EpisodeSettings {
     /// Wall-clock limit of the step loop.
     pub time_limit: Duration,
     pub settle: SettleMode,
+    /// The longest wait for an idle guest before postconfig and the
+    /// evaluation.
+    pub idle_cap: Duration,
+    /// Faults to inject (tests; `DESKENV_FAULTS`).
+    #[serde(skip)]
+    pub faults: faults::Faults,
+    /// Which attempt at this episode this is (1 first; retries count up).
+    #[serde(skip)]
+    pub attempt: u32,
 }
+
+impl EpisodeSettings {
+    /// The defaults of `deskenv run`, with these spaces and budget.
+    pub fn new(
+        observation: crate::agent::ObservationType,
+        action_space: crate::agent::ActionSpace,
+        max_steps: usize,
+    ) -> EpisodeSettings {
+        EpisodeSettings {
+            observation,
+            action_space,
+            max_steps,
+            time_limit: Duration::from_secs(600),
+            settle: SettleMode::Adaptive,
+            idle_cap: DEFAULT_IDLE_CAP,
+            faults: faults::Faults::default(),
+            attempt: 1,
+        }
+    }
+}
+
+/// The default cap of the idle gate before the evaluation.
+pub const DEFAULT_IDLE_CAP: Duration = Duration::from_secs(30);
 
 /// Why the loop ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -80,6 +114,33 @@ pub enum EndReason {
     /// The driver of the agent asked for the evaluation before DONE or
     /// FAIL (`deskenv serve`).
     Stopped,
+}
+
+/// Whether an episode has a score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The evaluator scored the collected artifacts (or the agent failed,
+    /// which scores 0).
+    #[default]
+    Scored,
+    /// The environment failed (the machine died, the guest agent stopped
+    /// answering, a host write failed): no score; retried, then reported
+    /// apart.
+    EnvError,
+    /// A setup step failed on a healthy machine: the task could not be set
+    /// up; no score.
+    SetupError,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Scored => "scored",
+            Status::EnvError => "env_error",
+            Status::SetupError => "setup_error",
+        }
+    }
 }
 
 /// One metric's outcome.
@@ -105,9 +166,25 @@ pub struct EpisodeTimings {
     pub reset_s: f64,
     pub setup_s: f64,
     pub steps: Vec<StepTimings>,
+    /// The wait for an idle guest before postconfig and the evaluation.
+    #[serde(default)]
+    pub idle_wait_s: f64,
+    /// Whether the guest went idle within the cap (false: evaluated busy).
+    #[serde(default)]
+    pub idle: Option<bool>,
     pub postconfig_s: f64,
     pub eval_s: f64,
     pub total_s: f64,
+}
+
+/// An attempt that ended without a score and was retried.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct Attempt {
+    pub attempt: u32,
+    pub status: Status,
+    pub end: EndReason,
+    pub cause: Option<String>,
+    pub seconds: f64,
 }
 
 /// `result.json`.
@@ -116,6 +193,13 @@ pub struct EpisodeResult {
     pub task_id: String,
     pub domain: String,
     pub category: Option<String>,
+    /// `scored`, `env_error` or `setup_error`: only `scored` results have
+    /// a score.
+    #[serde(default)]
+    pub status: Status,
+    /// Why there is no score (status other than `scored`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
     pub score: f64,
     /// score ≥ 0.95.
     pub success: bool,
@@ -126,6 +210,10 @@ pub struct EpisodeResult {
     pub errors: Vec<String>,
     pub tokens: Usage,
     pub timings: EpisodeTimings,
+    /// Earlier attempts that ended without a score, each retried on a
+    /// fresh machine.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<Attempt>,
 }
 
 pub const SUCCESS_THRESHOLD: f64 = 0.95;
@@ -137,6 +225,8 @@ impl EpisodeResult {
             task_id: task.spec.id.clone(),
             domain: task.domain.clone(),
             category: task.spec.category.clone(),
+            status: Status::Scored,
+            cause: None,
             score: 0.0,
             success: false,
             steps_used: 0,
@@ -146,36 +236,66 @@ impl EpisodeResult {
             errors: vec![],
             tokens: Usage::default(),
             timings: EpisodeTimings::default(),
+            attempts: vec![],
         }
+    }
+
+    /// A result without a score: the environment failed for `cause`.
+    pub fn env_error(task: &LoadedTask, max_steps: usize, cause: String) -> EpisodeResult {
+        let mut r = EpisodeResult::new(task, max_steps, EndReason::EnvError);
+        r.fault(Status::EnvError, cause);
+        r
+    }
+
+    /// Marks the result unscored for `cause` (the first cause wins).
+    pub fn fault(&mut self, status: Status, cause: String) {
+        if self.status == Status::Scored {
+            self.status = status;
+            self.errors.push(cause.clone());
+            self.cause = Some(cause);
+        }
+        self.score = 0.0;
+        self.success = false;
+        self.end = match status {
+            Status::SetupError => EndReason::SetupError,
+            _ if self.end == EndReason::SetupError => EndReason::SetupError,
+            _ => EndReason::EnvError,
+        };
+    }
+
+    /// Whether this result is a score (an older result.json without
+    /// `status` is one unless it ended in an environment or setup error).
+    pub fn is_scored(&self) -> bool {
+        self.status == Status::Scored
+            && !matches!(self.end, EndReason::EnvError | EndReason::SetupError)
     }
 }
 
 /// The trajectory file, one JSON line per step, flushed at once.
 struct Trajectory {
     file: std::fs::File,
+    path: std::path::PathBuf,
 }
 
 impl Trajectory {
-    fn create(dir: &Path) -> std::io::Result<Trajectory> {
-        std::fs::create_dir_all(dir)?;
+    fn create(dir: &Path) -> Result<Trajectory, String> {
+        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        let path = dir.join("traj.jsonl");
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(dir.join("traj.jsonl"))?;
-        Ok(Trajectory { file })
+            .open(&path)
+            .map_err(|e| format!("opening {}: {e}", path.display()))?;
+        Ok(Trajectory { file, path })
     }
 
-    fn write(&mut self, v: &serde_json::Value) {
+    fn write(&mut self, v: &serde_json::Value) -> Result<(), String> {
         let mut line = v.to_string();
         line.push('\n');
-        if self
-            .file
+        self.file
             .write_all(line.as_bytes())
             .and_then(|_| self.file.flush())
-            .is_err()
-        {
-            tracing::warn!("could not write the trajectory line");
-        }
+            .map_err(|e| format!("host: writing {}: {e}", self.path.display()))
     }
 }
 
@@ -184,6 +304,400 @@ fn timestamp() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
     format!("{}.{:06}", now.as_secs(), now.subsec_micros())
+}
+
+/// Writes a file of the episode's record; a failure is the host's fault.
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    std::fs::write(path, bytes).map_err(|e| {
+        // No half-written screenshot stays behind.
+        let _ = std::fs::remove_file(path);
+        format!("host: writing {}: {e}", path.display())
+    })
+}
+
+/// An observation and its record.
+struct Observed {
+    observation: Observation,
+    stamp: String,
+    shot_name: String,
+    /// Why the a11y tree is partial (a stopped application, the deadline).
+    a11y_truncated: Option<String>,
+}
+
+/// One episode in flight.
+struct Episode<'a> {
+    machine: &'a dyn Machine,
+    task: &'a LoadedTask,
+    s: &'a EpisodeSettings,
+    dir: &'a Path,
+    r: EpisodeResult,
+    t0: Instant,
+}
+
+impl Episode<'_> {
+    /// Ends the episode without a score: the environment failed. The
+    /// machine is checked from the outside in, and its own account of what
+    /// is wrong is the cause when it has one.
+    async fn env_fault(&mut self, what: String) {
+        let cause = match self.machine.diagnose().await {
+            Some(why) => format!("{what}: {why}"),
+            None => what,
+        };
+        self.r.fault(Status::EnvError, cause);
+    }
+
+    /// Whether a failed guest call is the environment's fault: the agent
+    /// did not answer, or the machine is unwell.
+    async fn guest_failed(&mut self, what: String, e: &AgentClientError) -> bool {
+        if let Some(why) = self.machine.diagnose().await {
+            self.r
+                .fault(Status::EnvError, format!("{what}: {e}: {why}"));
+            return true;
+        }
+        if matches!(e, AgentClientError::Unreachable { .. }) {
+            self.r.fault(
+                Status::EnvError,
+                format!("{what}: {e} (the guest agent answers again now)"),
+            );
+            return true;
+        }
+        false
+    }
+
+    fn finish(mut self) -> EpisodeResult {
+        self.r.timings.total_s = self.t0.elapsed().as_secs_f64() + self.r.timings.reset_s;
+        self.r
+    }
+
+    async fn inject(&mut self, point: faults::Point) {
+        let done = self
+            .s
+            .faults
+            .inject(point, &self.task.spec.id, self.s.attempt, self.machine)
+            .await;
+        self.r.errors.extend(done);
+    }
+
+    /// The task's `config` steps, then a quiet screen. `false`: the
+    /// episode ends here (unscored).
+    async fn setup(&mut self, ctx: &setup::StepContext<'_>) -> bool {
+        let t = Instant::now();
+        self.inject(faults::Point::Setup).await;
+        let ok = match setup::run_steps(&self.task.spec.config, "config", ctx).await {
+            Ok(_) => true,
+            Err(e) => {
+                let what = format!("setup failed: {e}");
+                match self.machine.diagnose().await {
+                    Some(why) => self.r.fault(Status::EnvError, format!("{what}: {why}")),
+                    None if e.guest_unreachable => self.r.fault(
+                        Status::EnvError,
+                        format!("{what} (the guest agent answers again now)"),
+                    ),
+                    None => self.r.fault(Status::SetupError, what),
+                }
+                false
+            }
+        };
+        // Applications started by the setup draw for a while (LibreOffice
+        // under TCG: seconds): wait until the screen has been quiet for
+        // 2 s (at most 60 s) instead of OSWorld's fixed sleeps.
+        if ok && !self.task.spec.config.is_empty() {
+            let quiet = Settle {
+                quiet_ms: 2000,
+                max_ms: 60_000,
+                threshold_px: 2000,
+            };
+            let req = ActionsRequest {
+                actions: vec![],
+                settle: Some(quiet),
+            };
+            if let Err(e) = ctx.agent.actions(&req).await {
+                if self.guest_failed("settling after setup".into(), &e).await {
+                    self.r.timings.setup_s = t.elapsed().as_secs_f64();
+                    return false;
+                }
+                self.r.errors.push(format!("settling after setup: {e}"));
+            }
+        }
+        self.r.timings.setup_s = t.elapsed().as_secs_f64();
+        ok
+    }
+
+    /// One observation, its files written. `None`: the episode ends.
+    async fn observe(&mut self, step: usize) -> Option<Observed> {
+        let client = self.machine.agent();
+        let req = ObserveRequest {
+            screenshot: self.s.observation.wants_screenshot(),
+            image_format: ImageFormat::Png,
+            quality: None,
+            a11y: self.s.observation.wants_a11y().then(|| A11yQuery {
+                format: A11yFormat::Linear,
+                ..Default::default()
+            }),
+        };
+        let obs = match client.observe(&req).await {
+            Ok(o) => o,
+            Err(e) => {
+                self.env_fault(format!("step {}: observe: {e}", step + 1))
+                    .await;
+                return None;
+            }
+        };
+        let png = obs
+            .screenshot
+            .as_deref()
+            .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok());
+        let a11y_truncated = obs.a11y.as_ref().filter(|t| t.truncated).map(|t| {
+            t.reason
+                .clone()
+                .unwrap_or_else(|| "truncated (no reason given)".into())
+        });
+        let a11y = obs.a11y.and_then(|t| t.text);
+        let stamp = timestamp();
+        let shot_name = format!("step_{}_{stamp}.png", step + 1);
+        let mut written = Ok(());
+        if let Some(p) = &png {
+            written = write_file(&self.dir.join(&shot_name), p);
+        }
+        if let (Ok(()), Some(a)) = (&written, &a11y) {
+            written = write_file(
+                &self.dir.join(format!("step_{}_a11y.txt", step + 1)),
+                a.as_bytes(),
+            );
+        }
+        if let Err(e) = written {
+            self.r.fault(Status::EnvError, e);
+            return None;
+        }
+        let observation = Observation {
+            step,
+            screen: (obs.screen.width, obs.screen.height),
+            screenshot_png: png,
+            a11y_linear: a11y,
+        };
+        Some(Observed {
+            observation,
+            stamp,
+            shot_name,
+            a11y_truncated,
+        })
+    }
+
+    /// Runs one decision; the trajectory line's `info` or the error.
+    async fn act(&mut self, d: &Decision, step: usize) -> (Result<serde_json::Value, String>, f64) {
+        let client = self.machine.agent();
+        let settle = match self.s.settle {
+            SettleMode::Adaptive => Some(Settle {
+                quiet_ms: 300,
+                max_ms: 3000,
+                threshold_px: 2000,
+            }),
+            SettleMode::Fixed(_) => None,
+        };
+        let info = |a: protocol::api::ActionsResponse| serde_json::json!({"mode": a.mode, "executed": a.executed, "settle": a.settle});
+        let outcome = match d {
+            Decision::Code(code) => client
+                .pyautogui(&PyautoguiRequest {
+                    code: code.clone(),
+                    settle,
+                })
+                .await
+                .map(info),
+            Decision::Action(a) => client
+                .actions(&ActionsRequest {
+                    actions: vec![a.clone()],
+                    settle,
+                })
+                .await
+                .map(info),
+            Decision::Wait => {
+                let pause = match self.s.settle {
+                    SettleMode::Fixed(x) => x,
+                    SettleMode::Adaptive => 1.0,
+                };
+                tokio::time::sleep(Duration::from_secs_f64(pause)).await;
+                Ok(serde_json::json!({}))
+            }
+            Decision::Done | Decision::Fail => Ok(serde_json::json!({})),
+        };
+        let mut fixed_ms = 0.0;
+        if let (SettleMode::Fixed(x), Decision::Code(_) | Decision::Action(_)) = (self.s.settle, d)
+        {
+            let t = Instant::now();
+            tokio::time::sleep(Duration::from_secs_f64(x)).await;
+            fixed_ms = t.elapsed().as_secs_f64() * 1000.0;
+        }
+        match outcome {
+            Ok(v) => (Ok(v), fixed_ms),
+            Err(e) => {
+                // A refused action is the agent's; a guest that does not
+                // answer is the environment's.
+                if matches!(e, AgentClientError::Unreachable { .. }) {
+                    self.guest_failed(format!("step {step}: act"), &e).await;
+                }
+                (Err(e.to_string()), fixed_ms)
+            }
+        }
+    }
+
+    /// The step loop; returns the last decision.
+    async fn step_loop(
+        &mut self,
+        agent: &mut dyn Agent,
+        traj: &mut Trajectory,
+    ) -> Option<Decision> {
+        let s = self.s;
+        let loop_start = Instant::now();
+        let mut last: Option<Decision> = None;
+        let mut step = 0usize;
+        while step < s.max_steps && self.r.status == Status::Scored {
+            if loop_start.elapsed() > s.time_limit {
+                self.r.end = EndReason::Timeout;
+                break;
+            }
+            if let Err(e) = self.machine.check() {
+                self.env_fault(format!("before step {}: {e}", step + 1))
+                    .await;
+                break;
+            }
+            let mut timing = StepTimings::default();
+            let t = Instant::now();
+            let Some(Observed {
+                observation,
+                stamp,
+                shot_name,
+                a11y_truncated,
+            }) = self.observe(step).await
+            else {
+                break;
+            };
+            timing.observe_ms = t.elapsed().as_secs_f64() * 1000.0;
+            let t = Instant::now();
+            let reply = agent.next(&observation).await;
+            timing.agent_ms = t.elapsed().as_secs_f64() * 1000.0;
+            let reply = match reply {
+                Ok(rep) => rep,
+                Err(AgentError::Call { message, .. }) => {
+                    step += 1;
+                    self.r.errors.push(format!("step {step}: agent: {message}"));
+                    let line = serde_json::json!({
+                        "step_num": step, "action_timestamp": stamp, "Error": message,
+                        "screenshot_file": shot_name, "timings": timing,
+                    });
+                    if let Err(e) = traj.write(&line) {
+                        self.r.fault(Status::EnvError, e);
+                    }
+                    continue;
+                }
+                Err(AgentError::Stopped { .. }) => {
+                    self.r.end = EndReason::Stopped;
+                    break;
+                }
+                Err(e) => {
+                    self.r.end = EndReason::AgentError;
+                    self.r.errors.push(e.to_string());
+                    break;
+                }
+            };
+            if let Some(u) = reply.usage {
+                self.r.tokens.prompt_tokens += u.prompt_tokens;
+                self.r.tokens.completion_tokens += u.completion_tokens;
+            }
+            // Each decision is one step.
+            for (k, d) in reply.decisions.iter().enumerate() {
+                if step >= s.max_steps || self.r.status != Status::Scored {
+                    break;
+                }
+                step += 1;
+                let mut timing = if k == 0 {
+                    timing.clone()
+                } else {
+                    StepTimings::default()
+                };
+                let t = Instant::now();
+                let (outcome, fixed_ms) = self.act(d, step).await;
+                let act_total = t.elapsed().as_secs_f64() * 1000.0 - fixed_ms;
+                let settle_ms = outcome
+                    .as_ref()
+                    .ok()
+                    .and_then(|info| info.get("settle"))
+                    .and_then(|x| x.get("waited_ms"))
+                    .and_then(|x| x.as_f64())
+                    .unwrap_or(0.0);
+                timing.settle_ms = settle_ms + fixed_ms;
+                timing.act_ms = act_total - settle_ms;
+                let done = matches!(d, Decision::Done | Decision::Fail);
+                let mut line = serde_json::json!({
+                    "step_num": step, "action_timestamp": stamp, "action": d.describe(),
+                    "response": if k == 0 { reply.raw.clone() } else { String::new() },
+                    "reward": 0, "done": done, "screenshot_file": shot_name, "timings": timing,
+                    "tokens": if k == 0 { reply.usage } else { None }, "latency_ms": reply.latency_ms,
+                });
+                if let (0, Some(t)) = (k, &a11y_truncated) {
+                    // The tree the agent saw was partial, and why.
+                    line["a11y_truncated"] = t.clone().into();
+                }
+                match outcome {
+                    Ok(info) => line["info"] = info,
+                    Err(e) => {
+                        line["Error"] = e.clone().into();
+                        self.r.errors.push(format!("step {step}: {e}"));
+                    }
+                }
+                if let Err(e) = traj.write(&line) {
+                    self.r.fault(Status::EnvError, e);
+                }
+                self.r.timings.steps.push(timing);
+                last = Some(d.clone());
+                match d {
+                    Decision::Done => self.r.end = EndReason::Done,
+                    Decision::Fail => self.r.end = EndReason::Fail,
+                    _ => self.inject(faults::Point::Step(step)).await,
+                }
+                if done {
+                    self.r.steps_used = step;
+                    return last;
+                }
+            }
+        }
+        self.r.steps_used = step;
+        last
+    }
+
+    /// Waits until the guest is idle (no CPU use by the desktop's
+    /// processes, a quiet screen), at most the cap: a command the agent
+    /// started must finish before its output is judged.
+    async fn idle_gate(&mut self) {
+        let t = Instant::now();
+        let req = protocol::api::IdleRequest {
+            window_ms: 500,
+            max_ms: self.s.idle_cap.as_millis() as u64,
+            cpu_percent: protocol::api::default_idle_cpu(),
+            screen: true,
+        };
+        match self.machine.agent().idle(&req).await {
+            Ok(rep) => {
+                self.r.timings.idle = Some(rep.idle);
+                if !rep.idle {
+                    let busy: Vec<String> = rep
+                        .busy
+                        .iter()
+                        .map(|b| format!("{} (pid {}, {:.0} %)", b.name, b.pid, b.cpu_percent))
+                        .collect();
+                    self.r.errors.push(format!(
+                        "the guest was still busy after {:.1} s: {}; evaluated anyway",
+                        rep.waited_ms / 1000.0,
+                        busy.join(", ")
+                    ));
+                }
+            }
+            Err(e) => {
+                self.guest_failed("waiting for an idle guest".into(), &e)
+                    .await;
+            }
+        }
+        self.r.timings.idle_wait_s = t.elapsed().as_secs_f64();
+    }
 }
 
 /// Runs one episode on `machine` and writes its files into `dir`.
@@ -195,15 +709,20 @@ pub async fn run_episode(
     dir: &Path,
     reset_s: f64,
 ) -> EpisodeResult {
-    let t0 = Instant::now();
-    let mut r = EpisodeResult::new(task, s.max_steps, EndReason::Budget);
-    r.timings.reset_s = reset_s;
+    let mut ep = Episode {
+        machine,
+        task,
+        s,
+        dir,
+        r: EpisodeResult::new(task, s.max_steps, EndReason::Budget),
+        t0: Instant::now(),
+    };
+    ep.r.timings.reset_s = reset_s;
     let mut traj = match Trajectory::create(dir) {
         Ok(t) => t,
         Err(e) => {
-            r.end = EndReason::EnvError;
-            r.errors.push(format!("creating {}: {e}", dir.display()));
-            return r;
+            ep.r.fault(Status::EnvError, format!("host: {e}"));
+            return ep.finish();
         }
     };
     let client = machine.agent();
@@ -215,38 +734,9 @@ pub async fn run_episode(
         placeholders: &placeholders,
         cache: &cache,
     };
-
-    // Setup.
-    let t = Instant::now();
-    if let Err(e) = setup::run_steps(&task.spec.config, "config", &ctx).await {
-        r.timings.setup_s = t.elapsed().as_secs_f64();
-        r.end = EndReason::SetupError;
-        r.errors.push(format!("setup failed: {e}"));
-        r.timings.total_s = t0.elapsed().as_secs_f64() + reset_s;
-        return r;
+    if !ep.setup(&ctx).await {
+        return ep.finish();
     }
-    // Applications started by the setup draw for a while (LibreOffice under
-    // TCG: seconds): wait until the screen has been quiet for 2 s (at most
-    // 60 s) instead of OSWorld's fixed sleeps.
-    if !task.spec.config.is_empty() {
-        let quiet = Settle {
-            quiet_ms: 2000,
-            max_ms: 60_000,
-            threshold_px: 2000,
-        };
-        if let Err(e) = client
-            .actions(&ActionsRequest {
-                actions: vec![],
-                settle: Some(quiet),
-            })
-            .await
-        {
-            r.errors.push(format!("settling after setup: {e}"));
-        }
-    }
-    r.timings.setup_s = t.elapsed().as_secs_f64();
-
-    // The loop.
     let ectx = EpisodeContext {
         task_id: task.spec.id.clone(),
         instruction: task.spec.instruction.clone(),
@@ -256,188 +746,21 @@ pub async fn run_episode(
         solution: task.spec.solution.clone(),
     };
     if let Err(e) = agent.reset(&ectx) {
-        r.end = EndReason::AgentError;
-        r.errors.push(e.to_string());
-        r.timings.total_s = t0.elapsed().as_secs_f64() + reset_s;
-        return r;
+        ep.r.end = EndReason::AgentError;
+        ep.r.errors.push(e.to_string());
+        return ep.finish();
     }
-    let settle = match s.settle {
-        SettleMode::Adaptive => Some(Settle {
-            quiet_ms: 300,
-            max_ms: 3000,
-            threshold_px: 2000,
-        }),
-        SettleMode::Fixed(_) => None,
-    };
-    let loop_start = Instant::now();
-    let mut last: Option<Decision> = None;
-    let mut step = 0usize;
-    'episode: while step < s.max_steps {
-        if loop_start.elapsed() > s.time_limit {
-            r.end = EndReason::Timeout;
-            break;
-        }
-        if let Err(e) = machine.check() {
-            r.end = EndReason::EnvError;
-            r.errors.push(e.to_string());
-            break;
-        }
-        // Observe.
-        let mut timing = StepTimings::default();
-        let t = Instant::now();
-        let req = ObserveRequest {
-            screenshot: s.observation.wants_screenshot(),
-            image_format: ImageFormat::Png,
-            quality: None,
-            a11y: s.observation.wants_a11y().then(|| A11yQuery {
-                format: A11yFormat::Linear,
-                ..Default::default()
-            }),
-        };
-        let obs = match client.observe(&req).await {
-            Ok(o) => o,
-            Err(e) => {
-                r.end = EndReason::EnvError;
-                r.errors.push(format!("step {}: observe: {e}", step + 1));
-                break;
-            }
-        };
-        timing.observe_ms = t.elapsed().as_secs_f64() * 1000.0;
-        let png = obs
-            .screenshot
-            .as_deref()
-            .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok());
-        let a11y = obs.a11y.and_then(|t| t.text);
-        let stamp = timestamp();
-        let shot_name = format!("step_{}_{stamp}.png", step + 1);
-        if let Some(p) = &png {
-            let _ = std::fs::write(dir.join(&shot_name), p);
-        }
-        if let Some(a) = &a11y {
-            let _ = std::fs::write(dir.join(format!("step_{}_a11y.txt", step + 1)), a);
-        }
-        let observation = Observation {
-            step,
-            screen: (obs.screen.width, obs.screen.height),
-            screenshot_png: png,
-            a11y_linear: a11y,
-        };
-        // Decide.
-        let t = Instant::now();
-        let reply = agent.next(&observation).await;
-        timing.agent_ms = t.elapsed().as_secs_f64() * 1000.0;
-        let reply = match reply {
-            Ok(rep) => rep,
-            Err(AgentError::Call { message, .. }) => {
-                step += 1;
-                r.errors.push(format!("step {step}: agent: {message}"));
-                traj.write(&serde_json::json!({
-                    "step_num": step, "action_timestamp": stamp, "Error": message,
-                    "screenshot_file": shot_name, "timings": timing,
-                }));
-                continue;
-            }
-            Err(AgentError::Stopped { .. }) => {
-                r.end = EndReason::Stopped;
-                break;
-            }
-            Err(e) => {
-                r.end = EndReason::AgentError;
-                r.errors.push(e.to_string());
-                break;
-            }
-        };
-        if let Some(u) = reply.usage {
-            r.tokens.prompt_tokens += u.prompt_tokens;
-            r.tokens.completion_tokens += u.completion_tokens;
-        }
-        // Act: each decision is one step.
-        for (k, d) in reply.decisions.iter().enumerate() {
-            if step >= s.max_steps {
-                break;
-            }
-            step += 1;
-            let mut timing = if k == 0 {
-                timing.clone()
-            } else {
-                StepTimings::default()
-            };
-            let t = Instant::now();
-            let outcome: Result<serde_json::Value, String> = match d {
-                Decision::Code(code) => client
-                    .pyautogui(&PyautoguiRequest { code: code.clone(), settle })
-                    .await
-                    .map(|a| serde_json::json!({"mode": a.mode, "executed": a.executed, "settle": a.settle}))
-                    .map_err(|e| e.to_string()),
-                Decision::Action(a) => client
-                    .actions(&ActionsRequest { actions: vec![a.clone()], settle })
-                    .await
-                    .map(|a| serde_json::json!({"mode": a.mode, "executed": a.executed, "settle": a.settle}))
-                    .map_err(|e| e.to_string()),
-                Decision::Wait => {
-                    let pause = match s.settle {
-                        SettleMode::Fixed(x) => x,
-                        SettleMode::Adaptive => 1.0,
-                    };
-                    tokio::time::sleep(Duration::from_secs_f64(pause)).await;
-                    Ok(serde_json::json!({}))
-                }
-                Decision::Done | Decision::Fail => Ok(serde_json::json!({})),
-            };
-            let act_total = t.elapsed().as_secs_f64() * 1000.0;
-            if let Ok(info) = &outcome {
-                let settle_ms = info
-                    .get("settle")
-                    .and_then(|x| x.get("waited_ms"))
-                    .and_then(|x| x.as_f64())
-                    .unwrap_or(0.0);
-                timing.settle_ms = settle_ms;
-                timing.act_ms = act_total - settle_ms;
-            }
-            if let (SettleMode::Fixed(x), Decision::Code(_) | Decision::Action(_)) = (s.settle, d) {
-                let t = Instant::now();
-                tokio::time::sleep(Duration::from_secs_f64(x)).await;
-                timing.settle_ms = t.elapsed().as_secs_f64() * 1000.0;
-            }
-            let done = matches!(d, Decision::Done | Decision::Fail);
-            let mut line = serde_json::json!({
-                "step_num": step, "action_timestamp": stamp, "action": d.describe(),
-                "response": if k == 0 { reply.raw.clone() } else { String::new() },
-                "reward": 0, "done": done, "screenshot_file": shot_name, "timings": timing,
-                "tokens": if k == 0 { reply.usage } else { None }, "latency_ms": reply.latency_ms,
-            });
-            match outcome {
-                Ok(info) => line["info"] = info,
-                Err(e) => {
-                    line["Error"] = e.clone().into();
-                    r.errors.push(format!("step {step}: {e}"));
-                }
-            }
-            traj.write(&line);
-            r.timings.steps.push(timing);
-            last = Some(d.clone());
-            match d {
-                Decision::Done => {
-                    r.end = EndReason::Done;
-                    break 'episode;
-                }
-                Decision::Fail => {
-                    r.end = EndReason::Fail;
-                    break 'episode;
-                }
-                _ => {}
-            }
-        }
-    }
-    r.steps_used = step;
-    agent.finished(r.end);
-
-    if matches!(r.end, EndReason::EnvError | EndReason::AgentError) {
-        r.timings.total_s = t0.elapsed().as_secs_f64() + reset_s;
-        return r;
+    let last = ep.step_loop(agent, &mut traj).await;
+    agent.finished(ep.r.end);
+    if ep.r.status != Status::Scored || ep.r.end == EndReason::AgentError {
+        return ep.finish();
     }
 
-    // Postconfig and evaluation.
+    ep.inject(faults::Point::Eval).await;
+    ep.idle_gate().await;
+    if ep.r.status != Status::Scored {
+        return ep.finish();
+    }
     let t = Instant::now();
     if let Err(e) = setup::run_steps(
         &task.spec.evaluator.postconfig,
@@ -446,15 +769,27 @@ pub async fn run_episode(
     )
     .await
     {
-        r.errors.push(format!("postconfig failed: {e}"));
+        let what = format!("postconfig failed: {e}");
+        match machine.diagnose().await {
+            Some(why) => ep.r.fault(Status::EnvError, format!("{what}: {why}")),
+            None if e.guest_unreachable => ep.r.fault(Status::EnvError, what),
+            None => ep.r.errors.push(what),
+        }
     }
-    r.timings.postconfig_s = t.elapsed().as_secs_f64();
+    ep.r.timings.postconfig_s = t.elapsed().as_secs_f64();
+    if ep.r.status != Status::Scored {
+        return ep.finish();
+    }
     let t = Instant::now();
-    evaluate(task, last.as_ref(), client, &cache, &mut r).await;
-    r.timings.eval_s = t.elapsed().as_secs_f64();
-    r.success = r.score >= SUCCESS_THRESHOLD;
-    r.timings.total_s = t0.elapsed().as_secs_f64() + reset_s;
-    r
+    evaluate(task, last.as_ref(), client, &cache, &mut ep.r).await;
+    ep.r.timings.eval_s = t.elapsed().as_secs_f64();
+    ep.r.success = ep.r.score >= SUCCESS_THRESHOLD;
+    // Artifacts collected from a machine that died on the way are no
+    // evidence of anything.
+    if let Some(why) = machine.diagnose().await {
+        ep.r.fault(Status::EnvError, format!("during the evaluation: {why}"));
+    }
+    ep.finish()
 }
 
 async fn evaluate(

@@ -6,7 +6,7 @@
 //! resumes: a task folder with a `result.json` is done and skipped, any
 //! other task folder is cleared and run again.
 
-use super::{run_episode, EpisodeResult, EpisodeSettings};
+use super::{run_episode, Attempt, EpisodeResult, EpisodeSettings, Status};
 use crate::agent::Agent;
 use crate::pool::Pool;
 use crate::task::LoadedTask;
@@ -26,8 +26,24 @@ pub struct RunSettings {
     pub episode: EpisodeSettings,
     pub provider: String,
     pub parallel: usize,
+    /// Attempts after the first for an episode that ended without a score
+    /// (environment or setup error), each on a fresh machine.
+    pub retries: u32,
     /// What run.json records about the environment (image digest, …).
     pub environment: serde_json::Value,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("host: {what} {path}")]
+    Write {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("an episode's task ended abnormally")]
+    Join(#[source] tokio::task::JoinError),
 }
 
 /// One finished (or resumed) episode.
@@ -36,6 +52,33 @@ pub struct Finished {
     pub budget: usize,
     pub result: EpisodeResult,
     pub resumed: bool,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default)]
+pub struct RunOutcome {
+    pub finished: Vec<Finished>,
+    /// Episodes not run because the run stopped.
+    pub not_run: Vec<(usize, String)>,
+    /// Why the run stopped early, if it did.
+    pub stopped: Option<String>,
+}
+
+impl RunOutcome {
+    /// Episodes that ended without a score for an environment fault.
+    pub fn env_errors(&self) -> usize {
+        self.finished
+            .iter()
+            .filter(|f| f.result.status == Status::EnvError)
+            .count()
+    }
+
+    pub fn setup_errors(&self) -> usize {
+        self.finished
+            .iter()
+            .filter(|f| f.result.status == Status::SetupError)
+            .count()
+    }
 }
 
 /// Builds a fresh agent per episode.
@@ -72,9 +115,33 @@ fn sanitize(s: &str) -> String {
         .collect()
 }
 
-fn write_run_json(s: &RunSettings, tasks: &[LoadedTask]) -> std::io::Result<()> {
-    std::fs::create_dir_all(&s.out)?;
-    let v = serde_json::json!({
+/// Writes `bytes` to `path` through a temporary file and a rename, so a
+/// reader (or a resumed run) sees the old file or the whole new one; a
+/// failed write leaves no partial file behind.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let written = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+fn write_run_json(
+    s: &RunSettings,
+    tasks: &[LoadedTask],
+    outcome: Option<&RunOutcome>,
+) -> Result<(), RunError> {
+    let path = s.out.join("run.json");
+    let fail = |source| RunError::Write {
+        what: "writing",
+        path: path.clone(),
+        source,
+    };
+    std::fs::create_dir_all(&s.out).map_err(fail)?;
+    let mut v = serde_json::json!({
         "deskenv_version": env!("CARGO_PKG_VERSION"),
         "settings": s,
         "tasks": tasks.iter().map(|t| serde_json::json!({
@@ -82,19 +149,260 @@ fn write_run_json(s: &RunSettings, tasks: &[LoadedTask]) -> std::io::Result<()> 
         })).collect::<Vec<_>>(),
         "written_at": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
     });
-    let tmp = s.out.join("run.json.tmp");
-    std::fs::write(&tmp, serde_json::to_string_pretty(&v).unwrap_or_default())?;
-    std::fs::rename(tmp, s.out.join("run.json"))
+    if let Some(o) = outcome {
+        v["summary"] = s
+            .budgets
+            .iter()
+            .map(|&b| {
+                let c = Counts::of(o, b);
+                serde_json::json!({
+                    "budget": b, "episodes": c.n, "scored": c.scored, "success": c.success,
+                    "success_rate": c.rate(), "env_error": c.env_errors, "setup_error": c.setup_errors,
+                    "not_run": c.not_run,
+                })
+            })
+            .collect();
+        v["stopped"] = o.stopped.clone().into();
+    }
+    write_atomic(
+        &path,
+        serde_json::to_string_pretty(&v)
+            .unwrap_or_default()
+            .as_bytes(),
+    )
+    .map_err(fail)
 }
 
-/// Writes `result.txt`, then `result.json` through a rename (its presence
-/// marks the episode finished).
+/// Writes `result.txt`, then `result.json`, each through a rename
+/// (result.json's presence marks the episode finished).
 pub fn write_result(dir: &Path, r: &EpisodeResult) -> std::io::Result<()> {
-    std::fs::write(dir.join("result.txt"), format!("{}\n", r.score))?;
-    // result.json last, through a rename: its presence means "finished".
-    let tmp = dir.join("result.json.tmp");
-    std::fs::write(&tmp, serde_json::to_string_pretty(r).unwrap_or_default())?;
-    std::fs::rename(tmp, dir.join("result.json"))
+    write_atomic(&dir.join("result.txt"), format!("{}\n", r.score).as_bytes())?;
+    write_atomic(
+        &dir.join("result.json"),
+        serde_json::to_string_pretty(r)
+            .unwrap_or_default()
+            .as_bytes(),
+    )
+}
+
+/// Moves an unscored attempt's files into `<dir>/attempts/<n>/`, so the
+/// next attempt starts in a clean folder and the failed one stays readable.
+fn keep_attempt(dir: &Path, n: u32) -> std::io::Result<()> {
+    let dest = dir.join("attempts").join(n.to_string());
+    std::fs::create_dir_all(&dest)?;
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        if e.file_name() != "attempts" {
+            std::fs::rename(e.path(), dest.join(e.file_name()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Start failures in a row: the same one twice stops the run.
+#[derive(Debug, Default)]
+struct StartFailures {
+    last: Option<String>,
+    stopped: Option<String>,
+}
+
+/// A failure's shape without its numbers (pids, ports, times, paths with
+/// them), so "the same way twice" is recognised.
+fn failure_shape(cause: &str) -> String {
+    let first = cause.lines().next().unwrap_or("");
+    let mut shape = String::new();
+    for c in first.chars() {
+        if !c.is_ascii_digit() {
+            shape.push(c);
+        } else if !shape.ends_with('#') {
+            shape.push('#');
+        }
+    }
+    shape
+}
+
+struct Shared {
+    pool: Arc<Pool>,
+    s: Arc<RunSettings>,
+    make_agent: AgentFactory,
+    progress: Arc<dyn Fn(&str) + Send + Sync>,
+    starts: std::sync::Mutex<StartFailures>,
+    /// finished, successes, run now
+    done: std::sync::Mutex<(usize, usize, usize)>,
+    total: usize,
+    t0: Instant,
+}
+
+impl Shared {
+    fn stopped(&self) -> Option<String> {
+        self.starts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .stopped
+            .clone()
+    }
+
+    fn start_ok(&self) {
+        self.starts.lock().unwrap_or_else(|e| e.into_inner()).last = None;
+    }
+
+    fn start_failed(&self, cause: &str) {
+        let shape = failure_shape(cause);
+        let mut st = self.starts.lock().unwrap_or_else(|e| e.into_inner());
+        if st.last.as_deref() == Some(shape.as_str()) && st.stopped.is_none() {
+            st.stopped = Some(format!(
+                "machines failed to start twice in a row the same way: {}",
+                cause.lines().next().unwrap_or(cause)
+            ));
+        }
+        st.last = Some(shape);
+    }
+
+    /// One attempt: a fresh machine, the episode, the machine ended.
+    async fn attempt(
+        &self,
+        task: &LoadedTask,
+        budget: usize,
+        dir: &Path,
+        n: u32,
+    ) -> Result<EpisodeResult, String> {
+        let mut agent = (self.make_agent)()?;
+        let t = Instant::now();
+        match self.pool.acquire().await {
+            Ok(lease) => {
+                self.start_ok();
+                let reset_s = t.elapsed().as_secs_f64();
+                let mut ep = self.s.episode.clone();
+                ep.max_steps = budget;
+                ep.attempt = n;
+                let r = run_episode(lease.machine(), task, agent.as_mut(), &ep, dir, reset_s).await;
+                lease.release().await;
+                Ok(r)
+            }
+            Err(e) => {
+                let cause = format!("no machine: {e}");
+                self.start_failed(&cause);
+                let mut r = EpisodeResult::env_error(task, budget, cause);
+                r.timings.reset_s = t.elapsed().as_secs_f64();
+                r.timings.total_s = r.timings.reset_s;
+                Ok(r)
+            }
+        }
+    }
+
+    /// The episode with its retries; `None` when the run stopped first.
+    async fn episode(
+        &self,
+        task: &LoadedTask,
+        budget: usize,
+        dir: &Path,
+    ) -> Result<Option<EpisodeResult>, RunError> {
+        let io = |what: &'static str, path: &Path| {
+            let path = path.to_path_buf();
+            move |source| RunError::Write { what, path, source }
+        };
+        let mut attempts = Vec::new();
+        let mut n = 1u32;
+        loop {
+            if self.stopped().is_some() {
+                return Ok(None);
+            }
+            // A half-finished folder from an earlier run is cleared; from a
+            // retry, only the attempts kept so far stay.
+            clear_dir(dir, n == 1).map_err(io("clearing", dir))?;
+            let t = Instant::now();
+            let mut r = match self.attempt(task, budget, dir, n).await {
+                Ok(r) => r,
+                Err(agent_error) => {
+                    // The agent could not be made: the agent's failure.
+                    let mut r = EpisodeResult::new(task, budget, super::EndReason::AgentError);
+                    r.errors.push(agent_error);
+                    r
+                }
+            };
+            if r.is_scored() || n > self.s.retries || self.stopped().is_some() {
+                r.attempts = attempts;
+                return Ok(Some(r));
+            }
+            (self.progress)(&format!(
+                "      {} (steps {budget}): attempt {n} ended without a score ({}: {}); retrying on a fresh machine",
+                task.spec.id,
+                r.status.as_str(),
+                r.cause.as_deref().unwrap_or("no cause recorded")
+            ));
+            attempts.push(Attempt {
+                attempt: n,
+                status: r.status,
+                end: r.end,
+                cause: r.cause.clone(),
+                seconds: t.elapsed().as_secs_f64(),
+            });
+            keep_attempt(dir, n).map_err(io("keeping the failed attempt in", dir))?;
+            n += 1;
+        }
+    }
+
+    /// The progress line of a finished episode.
+    fn line(&self, budget: usize, result: &EpisodeResult) -> String {
+        let mut d = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        d.0 += 1;
+        d.1 += result.success as usize;
+        d.2 += 1;
+        let elapsed = self.t0.elapsed().as_secs_f64();
+        let eta = elapsed / d.2 as f64 * (self.total - d.0) as f64 / self.pool.parallel() as f64;
+        let outcome = if result.is_scored() {
+            format!(
+                "score {:.2}{}",
+                result.score,
+                if result.success { " (success)" } else { "" }
+            )
+        } else {
+            format!("NO SCORE ({})", result.status.as_str())
+        };
+        let retried = if result.attempts.is_empty() {
+            String::new()
+        } else {
+            format!(" on attempt {}", result.attempts.len() + 1)
+        };
+        let note = result
+            .cause
+            .as_ref()
+            .or(result.errors.first())
+            .map(|e| format!(" [{}]", e.lines().next().unwrap_or("")))
+            .unwrap_or_default();
+        format!(
+            "[{}/{}] {} (steps {budget}): {outcome}{retried} in {:.1}s, {:?} after {} step(s){note}; success so far {}/{}; ETA {:.0}s",
+            d.0,
+            self.total,
+            result.task_id,
+            result.timings.total_s,
+            result.end,
+            result.steps_used,
+            d.1,
+            d.0,
+            eta
+        )
+    }
+}
+
+/// Empties `dir` (creating it), all of it or all but `attempts/`.
+fn clear_dir(dir: &Path, all: bool) -> std::io::Result<()> {
+    if all && dir.exists() {
+        std::fs::remove_dir_all(dir)?;
+    }
+    std::fs::create_dir_all(dir)?;
+    for e in std::fs::read_dir(dir)? {
+        let e = e?;
+        if e.file_name() == "attempts" {
+            continue;
+        }
+        if e.file_type()?.is_dir() {
+            std::fs::remove_dir_all(e.path())?;
+        } else {
+            std::fs::remove_file(e.path())?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs the tasks; `progress` gets a line per finished episode.
@@ -104,102 +412,96 @@ pub async fn run(
     tasks: Vec<LoadedTask>,
     make_agent: AgentFactory,
     progress: Arc<dyn Fn(&str) + Send + Sync>,
-) -> anyhow::Result<Vec<Finished>> {
-    write_run_json(&s, &tasks)?;
+) -> Result<RunOutcome, RunError> {
+    write_run_json(&s, &tasks, None)?;
     let mut jobs = Vec::new();
     for &budget in &s.budgets {
         for t in &tasks {
             jobs.push((budget, t.clone()));
         }
     }
+    let shared = Arc::new(Shared {
+        pool: pool.clone(),
+        s: s.clone(),
+        make_agent,
+        progress,
+        starts: Default::default(),
+        done: Default::default(),
+        total: jobs.len(),
+        t0: Instant::now(),
+    });
     let total = jobs.len();
-    let t0 = Instant::now();
-    let done = Arc::new(std::sync::Mutex::new((0usize, 0usize, 0usize))); // finished, successes, run now
     let mut handles = Vec::new();
     let sem = Arc::new(tokio::sync::Semaphore::new(pool.parallel()));
     for (budget, task) in jobs {
         let dir = task_dir(&s, budget, &task);
         if let Ok(text) = std::fs::read_to_string(dir.join("result.json")) {
             if let Ok(result) = serde_json::from_str::<EpisodeResult>(&text) {
-                let mut d = done.lock().unwrap_or_else(|e| e.into_inner());
-                d.0 += 1;
-                d.1 += result.success as usize;
-                progress(&format!(
-                    "[{}/{total}] {} (steps {budget}): finished before, skipped (score {:.2})",
-                    d.0, task.spec.id, result.score
+                if result.is_scored() {
+                    let mut d = shared.done.lock().unwrap_or_else(|e| e.into_inner());
+                    d.0 += 1;
+                    d.1 += result.success as usize;
+                    (shared.progress)(&format!(
+                        "[{}/{total}] {} (steps {budget}): finished before, skipped (score {:.2})",
+                        d.0, task.spec.id, result.score
+                    ));
+                    handles.push(tokio::spawn(async move {
+                        Ok::<_, RunError>(Ok(Finished {
+                            budget,
+                            result,
+                            resumed: true,
+                        }))
+                    }));
+                    continue;
+                }
+                (shared.progress)(&format!(
+                    "      {} (steps {budget}): the earlier result has no score ({}: {}); running it again",
+                    task.spec.id,
+                    result.status.as_str(),
+                    result.cause.as_deref().unwrap_or("-")
                 ));
-                handles.push(tokio::spawn(async move {
-                    Ok::<_, anyhow::Error>(Finished {
-                        budget,
-                        result,
-                        resumed: true,
-                    })
-                }));
-                continue;
             }
         }
-        let pool = pool.clone();
-        let s = s.clone();
-        let make_agent = make_agent.clone();
-        let progress = progress.clone();
-        let done = done.clone();
+        let shared = shared.clone();
         let sem = sem.clone();
         handles.push(tokio::spawn(async move {
-            let _slot = sem.acquire_owned().await?;
-            // A half-finished folder from an earlier run is cleared.
-            if dir.exists() {
-                std::fs::remove_dir_all(&dir)?;
-            }
-            std::fs::create_dir_all(&dir)?;
-            let mut agent = make_agent().map_err(|e| anyhow::anyhow!(e))?;
-            let t = Instant::now();
-            let result = match pool.acquire().await {
-                Ok(lease) => {
-                    let reset_s = t.elapsed().as_secs_f64();
-                    let mut ep = s.episode.clone();
-                    ep.max_steps = budget;
-                    let r = run_episode(lease.machine(), &task, agent.as_mut(), &ep, &dir, reset_s).await;
-                    lease.release().await;
-                    r
-                }
-                Err(e) => {
-                    let mut r = EpisodeResult::new(&task, budget, super::EndReason::EnvError);
-                    r.errors.push(format!("no machine: {e}"));
-                    r
-                }
+            let _slot = sem
+                .acquire_owned()
+                .await
+                .expect("the run's semaphore is never closed");
+            let Some(result) = shared.episode(&task, budget, &dir).await? else {
+                return Ok(Err((budget, task.spec.id.clone())));
             };
-            write_result(&dir, &result)?;
-            let line = {
-                let mut d = done.lock().unwrap_or_else(|e| e.into_inner());
-                d.0 += 1;
-                d.1 += result.success as usize;
-                d.2 += 1;
-                let elapsed = t0.elapsed().as_secs_f64();
-                let eta = elapsed / d.2 as f64 * (total - d.0) as f64 / pool.parallel() as f64;
-                format!(
-                    "[{}/{total}] {} (steps {budget}): score {:.2}{} in {:.1}s, {:?} after {} step(s){}; success so far {}/{}; ETA {:.0}s",
-                    d.0,
-                    result.task_id,
-                    result.score,
-                    if result.success { " (success)" } else { "" },
-                    result.timings.total_s,
-                    result.end,
-                    result.steps_used,
-                    result.errors.first().map(|e| format!(" [{e}]")).unwrap_or_default(),
-                    d.1,
-                    d.0,
-                    eta
-                )
-            };
-            progress(&line);
-            Ok(Finished { budget, result, resumed: false })
+            write_result(&dir, &result).map_err(|source| RunError::Write {
+                what: "writing the result into",
+                path: dir.clone(),
+                source,
+            })?;
+            (shared.progress)(&shared.line(budget, &result));
+            Ok(Ok(Finished {
+                budget,
+                result,
+                resumed: false,
+            }))
         }));
     }
-    let mut out = Vec::new();
+    let mut outcome = RunOutcome::default();
+    let mut first_error = None;
     for h in handles {
-        out.push(h.await??);
+        match h.await.map_err(RunError::Join) {
+            Ok(Ok(Ok(f))) => outcome.finished.push(f),
+            Ok(Ok(Err(skipped))) => outcome.not_run.push(skipped),
+            Ok(Err(e)) | Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
     }
-    Ok(out)
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    outcome.stopped = shared.stopped();
+    write_run_json(&s, &tasks, Some(&outcome))?;
+    Ok(outcome)
 }
 
 /// Wilson score interval (95%) of `k` successes in `n`.
@@ -215,8 +517,53 @@ pub fn wilson(k: usize, n: usize) -> (f64, f64) {
     ((centre - half).max(0.0), (centre + half).min(1.0))
 }
 
-/// The summary table: per budget, then per domain and category.
-pub fn summary(finished: &[Finished], s: &RunSettings) -> String {
+/// One budget's counts: only scored episodes are in the rate.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Counts {
+    pub n: usize,
+    pub scored: usize,
+    pub success: usize,
+    pub score_sum: f64,
+    pub env_errors: usize,
+    pub setup_errors: usize,
+    pub not_run: usize,
+}
+
+impl Counts {
+    pub fn of(o: &RunOutcome, budget: usize) -> Counts {
+        let mut c = Counts::default();
+        for f in o.finished.iter().filter(|f| f.budget == budget) {
+            c.add(&f.result);
+        }
+        c.not_run = o.not_run.iter().filter(|(b, _)| *b == budget).count();
+        c.n += c.not_run;
+        c
+    }
+
+    fn add(&mut self, r: &EpisodeResult) {
+        self.n += 1;
+        if r.is_scored() {
+            self.scored += 1;
+            self.success += r.success as usize;
+            self.score_sum += r.score;
+        } else if r.status == Status::SetupError || r.end == super::EndReason::SetupError {
+            // (An older result.json has no status: its end reason says.)
+            self.setup_errors += 1;
+        } else {
+            self.env_errors += 1;
+        }
+    }
+
+    /// Successes over scored episodes (None: nothing scored).
+    pub fn rate(&self) -> Option<f64> {
+        (self.scored > 0).then(|| self.success as f64 / self.scored as f64)
+    }
+}
+
+/// The summary table: per budget, then per domain and category. Success
+/// rates are over scored episodes; episodes without a score (environment
+/// or setup errors, not run) have their own columns.
+pub fn summary(o: &RunOutcome, s: &RunSettings) -> String {
     let mut out = String::new();
     out.push_str(&format!(
         "\nagent {} ({}), {} / {}, provider {}{}\n",
@@ -234,65 +581,90 @@ pub fn summary(finished: &[Finished], s: &RunSettings) -> String {
         }
     ));
     out.push_str(&format!(
-        "{:<10} {:>6} {:>8} {:>9} {:>16} {:>10} {:>8}\n",
-        "budget", "tasks", "success", "rate", "95% CI", "mean score", "errors"
+        "{:<10} {:>6} {:>7} {:>8} {:>7} {:>14} {:>10} {:>10} {:>8}\n",
+        "budget",
+        "tasks",
+        "scored",
+        "success",
+        "rate",
+        "95% CI",
+        "mean score",
+        "env errors",
+        "setup"
     ));
     for &b in &s.budgets {
-        let rs: Vec<&EpisodeResult> = finished
-            .iter()
-            .filter(|f| f.budget == b)
-            .map(|f| &f.result)
-            .collect();
-        let n = rs.len();
-        let k = rs.iter().filter(|r| r.success).count();
-        let errors = rs
-            .iter()
-            .filter(|r| {
-                matches!(
-                    r.end,
-                    super::EndReason::EnvError
-                        | super::EndReason::SetupError
-                        | super::EndReason::AgentError
-                )
-            })
-            .count();
-        let mean = if n > 0 {
-            rs.iter().map(|r| r.score).sum::<f64>() / n as f64
-        } else {
-            0.0
+        let c = Counts::of(o, b);
+        let (lo, hi) = wilson(c.success, c.scored);
+        let (rate, ci, mean) = match c.rate() {
+            Some(r) => (
+                format!("{:.1}%", 100.0 * r),
+                format!("{:.1}–{:.1}%", 100.0 * lo, 100.0 * hi),
+                format!("{:.3}", c.score_sum / c.scored as f64),
+            ),
+            None => ("-".into(), "-".into(), "-".into()),
         };
-        let (lo, hi) = wilson(k, n);
         out.push_str(&format!(
-            "{:<10} {:>6} {:>8} {:>8.1}% {:>7.1}–{:>5.1}% {:>10.3} {:>8}\n",
+            "{:<10} {:>6} {:>7} {:>8} {:>7} {:>14} {:>10} {:>10} {:>8}\n",
             format!("{b} steps"),
-            n,
-            k,
-            100.0 * k as f64 / n.max(1) as f64,
-            100.0 * lo,
-            100.0 * hi,
+            c.n,
+            c.scored,
+            c.success,
+            rate,
+            ci,
             mean,
-            errors
+            c.env_errors,
+            c.setup_errors
         ));
+        if c.not_run > 0 {
+            out.push_str(&format!("  {} episode(s) not run\n", c.not_run));
+        }
     }
     for (label, key) in [("domain", 0), ("category", 1)] {
-        let mut groups: std::collections::BTreeMap<(String, usize), (usize, usize)> =
-            Default::default();
-        for f in finished {
+        let mut groups: std::collections::BTreeMap<(String, usize), Counts> = Default::default();
+        for f in &o.finished {
             let g = if key == 0 {
                 f.result.domain.clone()
             } else {
                 f.result.category.clone().unwrap_or_else(|| "-".into())
             };
-            let e = groups.entry((g, f.budget)).or_default();
-            e.0 += 1;
-            e.1 += f.result.success as usize;
+            groups.entry((g, f.budget)).or_default().add(&f.result);
         }
         if groups.len() > s.budgets.len() || key == 0 {
             out.push_str(&format!("by {label}:\n"));
-            for ((g, b), (n, k)) in groups {
-                out.push_str(&format!("  {g:<24} {b:>3} steps  {k}/{n}\n"));
+            for ((g, b), c) in groups {
+                let unscored = c.env_errors + c.setup_errors;
+                out.push_str(&format!(
+                    "  {g:<24} {b:>3} steps  {}/{}{}\n",
+                    c.success,
+                    c.scored,
+                    if unscored > 0 {
+                        format!("  (+{unscored} without a score)")
+                    } else {
+                        String::new()
+                    }
+                ));
             }
         }
+    }
+    let unscored = o.env_errors() + o.setup_errors();
+    if unscored > 0 {
+        out.push_str("without a score (not in the rates):\n");
+        for f in o.finished.iter().filter(|f| !f.result.is_scored()) {
+            out.push_str(&format!(
+                "  {} (steps {}): {}: {}\n",
+                f.result.task_id,
+                f.budget,
+                f.result.status.as_str(),
+                f.result
+                    .cause
+                    .as_deref()
+                    .and_then(|c| c.lines().next())
+                    .unwrap_or("-")
+            ));
+        }
+    }
+    if let Some(why) = &o.stopped {
+        out.push_str(&format!("the run stopped early: {why}\n"));
     }
     out
 }
@@ -300,6 +672,61 @@ pub fn summary(finished: &[Finished], s: &RunSettings) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failures_that_differ_only_in_numbers_have_one_shape() {
+        let a = "no machine: VM pool0: QEMU (pid 1234) exited (exit code 1); last lines of /c/vms/pool0-1-0/qemu.log:\nboom";
+        let b = "no machine: VM pool1: QEMU (pid 99) exited (exit code 1); last lines of /c/vms/pool1-1-1/qemu.log:\nbang";
+        assert_eq!(failure_shape(a), failure_shape(b));
+        assert_ne!(
+            failure_shape(a),
+            failure_shape("no machine: VM pool0: the boot stalled")
+        );
+    }
+
+    #[test]
+    fn unscored_episodes_are_out_of_the_rate_and_in_their_own_column() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tasks/examples/editor-save-text.json");
+        let task = crate::task::load_file(&path).unwrap();
+        let mut ok = EpisodeResult::new(&task, 15, super::super::EndReason::Done);
+        ok.score = 1.0;
+        ok.success = true;
+        let env = EpisodeResult::env_error(&task, 15, "QEMU (pid 1) was killed by signal 9".into());
+        let mut setup = EpisodeResult::new(&task, 15, super::super::EndReason::Budget);
+        setup.fault(Status::SetupError, "config[0] failed".into());
+        let f = |r: &EpisodeResult| Finished {
+            budget: 15,
+            result: r.clone(),
+            resumed: false,
+        };
+        let o = RunOutcome {
+            finished: vec![f(&ok), f(&env), f(&setup)],
+            not_run: vec![(15, "t4".into())],
+            stopped: Some("machines failed".into()),
+        };
+        let c = Counts::of(&o, 15);
+        assert_eq!(
+            (
+                c.n,
+                c.scored,
+                c.success,
+                c.env_errors,
+                c.setup_errors,
+                c.not_run
+            ),
+            (4, 1, 1, 1, 1, 1)
+        );
+        assert_eq!(c.rate(), Some(1.0));
+        assert_eq!(env.end, super::super::EndReason::EnvError);
+        assert!(!env.is_scored() && !setup.is_scored() && ok.is_scored());
+        // An older result.json without `status` that ended in an
+        // environment error is not a score either.
+        let mut old: serde_json::Value = serde_json::to_value(&env).unwrap();
+        old.as_object_mut().unwrap().remove("status");
+        let old: EpisodeResult = serde_json::from_value(old).unwrap();
+        assert!(!old.is_scored());
+    }
 
     #[test]
     fn wilson_interval() {

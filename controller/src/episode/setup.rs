@@ -2,7 +2,7 @@
 //! fails fails the reset (or the evaluation), naming the step and what the
 //! guest said — OSWorld logs and goes on.
 
-use crate::agent_client::AgentClient;
+use crate::agent_client::{AgentClient, AgentError};
 use crate::task::LoadedTask;
 use protocol::task::{Placeholders, Setup, SetupStep, TaskCommand, Until};
 use std::path::Path;
@@ -15,6 +15,30 @@ pub struct SetupError {
     pub field: String,
     pub kind: String,
     pub message: String,
+    /// The guest agent did not answer (an environment fault, not the
+    /// task's).
+    pub guest_unreachable: bool,
+}
+
+/// Why one step failed.
+#[derive(Debug)]
+enum StepFail {
+    /// The step itself failed (a command's exit status, a missing file).
+    Task(String),
+    /// A call to the guest agent failed.
+    Guest(AgentError),
+}
+
+impl From<String> for StepFail {
+    fn from(m: String) -> StepFail {
+        StepFail::Task(m)
+    }
+}
+
+impl From<AgentError> for StepFail {
+    fn from(e: AgentError) -> StepFail {
+        StepFail::Guest(e)
+    }
 }
 
 /// What a step took.
@@ -52,13 +76,25 @@ pub async fn run_steps(
     let mut timings = Vec::new();
     for (i, step) in steps.iter().enumerate() {
         let field = format!("{prefix}[{i}]");
-        let err = |message: String| SetupError {
-            field: field.clone(),
-            kind: step.kind.clone(),
-            message,
+        let err = |f: StepFail| {
+            let (message, guest_unreachable) = match f {
+                StepFail::Task(m) => (m, false),
+                StepFail::Guest(e) => {
+                    let unreachable = matches!(e, AgentError::Unreachable { .. });
+                    (e.to_string(), unreachable)
+                }
+            };
+            SetupError {
+                field: field.clone(),
+                kind: step.kind.clone(),
+                message,
+                guest_unreachable,
+            }
         };
         let t = Instant::now();
-        let parsed = step.parse().map_err(|e| err(e.to_string()))?;
+        let parsed = step
+            .parse()
+            .map_err(|e| err(StepFail::Task(e.to_string())))?;
         run_one(&parsed, ctx).await.map_err(err)?;
         timings.push(StepTiming {
             field: field.clone(),
@@ -69,7 +105,7 @@ pub async fn run_steps(
     Ok(timings)
 }
 
-async fn run_one(step: &Setup, ctx: &StepContext<'_>) -> Result<(), String> {
+async fn run_one(step: &Setup, ctx: &StepContext<'_>) -> Result<(), StepFail> {
     let a = ctx.agent;
     match step {
         Setup::Download { files } => {
@@ -80,9 +116,7 @@ async fn run_one(step: &Setup, ctx: &StepContext<'_>) -> Result<(), String> {
                 let local = ctx.task.dir().join(&data.path);
                 let bytes = std::fs::read(&local)
                     .map_err(|e| format!("reading {}: {e}", local.display()))?;
-                a.put_file(&f.path, bytes)
-                    .await
-                    .map_err(|e| e.to_string())?;
+                a.put_file(&f.path, bytes).await?;
             }
         }
         Setup::UploadFile { files } => {
@@ -90,9 +124,7 @@ async fn run_one(step: &Setup, ctx: &StepContext<'_>) -> Result<(), String> {
                 let local = ctx.task.dir().join(&f.local_path);
                 let bytes = std::fs::read(&local)
                     .map_err(|e| format!("reading {}: {e}", local.display()))?;
-                a.put_file(&f.path, bytes)
-                    .await
-                    .map_err(|e| e.to_string())?;
+                a.put_file(&f.path, bytes).await?;
             }
         }
         Setup::Launch { command, shell } => {
@@ -105,9 +137,7 @@ async fn run_one(step: &Setup, ctx: &StepContext<'_>) -> Result<(), String> {
             a.launch(c).await.map_err(|e| e.to_string())?;
         }
         Setup::Open { path } => {
-            a.open(path, None, Duration::from_secs(90))
-                .await
-                .map_err(|e| e.to_string())?;
+            a.open(path, None, Duration::from_secs(90)).await?;
         }
         Setup::Execute {
             command,
@@ -121,24 +151,22 @@ async fn run_one(step: &Setup, ctx: &StepContext<'_>) -> Result<(), String> {
             let mut tries = 0;
             loop {
                 tries += 1;
-                let r = a
-                    .osworld_execute(&command, *shell)
-                    .await
-                    .map_err(|e| e.to_string())?;
+                let r = a.osworld_execute(&command, *shell).await?;
                 if let Some(name) = stdout {
                     write_cache(ctx.cache, name, &r.output)?;
                 }
                 if let Some(name) = stderr {
                     write_cache(ctx.cache, name, &r.error)?;
                 }
-                match until {
+                match until.as_ref().filter(|u| u.polls()) {
                     None if r.returncode == 0 => break,
                     None => {
                         return Err(format!(
                             "exit status {}; stderr: {}",
                             r.returncode,
                             r.error.trim().chars().take(500).collect::<String>()
-                        ))
+                        )
+                        .into())
                     }
                     Some(u) if holds(u, &r) => break,
                     Some(_) => {
@@ -147,11 +175,15 @@ async fn run_one(step: &Setup, ctx: &StepContext<'_>) -> Result<(), String> {
                                 "`until` did not hold within 120 s ({tries} tries; last exit status {}, stderr: {})",
                                 r.returncode,
                                 r.error.trim().chars().take(200).collect::<String>()
-                            ));
+                            )
+                            .into());
                         }
                         tokio::time::sleep(Duration::from_millis(300)).await;
                     }
                 }
+            }
+            if until.as_ref().is_some_and(|u| u.waits_idle()) {
+                wait_idle(a, SETUP_IDLE_CAP).await?;
             }
         }
         Setup::ActivateWindow {
@@ -160,8 +192,7 @@ async fn run_one(step: &Setup, ctx: &StepContext<'_>) -> Result<(), String> {
             by_class,
         } => {
             a.osworld_window(false, window_name, *strict, *by_class)
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
         }
         Setup::CloseWindow {
             window_name,
@@ -169,17 +200,45 @@ async fn run_one(step: &Setup, ctx: &StepContext<'_>) -> Result<(), String> {
             by_class,
         } => {
             a.osworld_window(true, window_name, *strict, *by_class)
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
         }
         Setup::Sleep { seconds } => tokio::time::sleep(Duration::from_secs_f64(*seconds)).await,
         Setup::Unsupported { kind } => {
             return Err(format!(
                 "setup step `{kind}` is not supported (see `deskenv tasks validate`)"
-            ))
+            )
+            .into())
         }
     }
     Ok(())
+}
+
+/// The longest an `"until": {"idle": true}` waits.
+pub const SETUP_IDLE_CAP: Duration = Duration::from_secs(60);
+
+/// Waits until the guest is idle; not idle within `cap` fails the step,
+/// naming what kept it busy.
+async fn wait_idle(a: &AgentClient, cap: Duration) -> Result<(), StepFail> {
+    let req = protocol::api::IdleRequest {
+        window_ms: 500,
+        max_ms: cap.as_millis() as u64,
+        cpu_percent: protocol::api::default_idle_cpu(),
+        screen: true,
+    };
+    let rep = a.idle(&req).await?;
+    if rep.idle {
+        return Ok(());
+    }
+    let busy: Vec<String> = rep
+        .busy
+        .iter()
+        .map(|b| format!("{} (pid {}, {:.0} %)", b.name, b.pid, b.cpu_percent))
+        .collect();
+    Err(StepFail::Task(format!(
+        "`until` idle: the guest was still busy after {:.0} s: {}",
+        rep.waited_ms / 1000.0,
+        busy.join(", ")
+    )))
 }
 
 fn holds(u: &Until, r: &crate::agent_client::OsExec) -> bool {
