@@ -43,6 +43,7 @@ pub fn router() -> Router<Shared> {
         .route("/v1/recording/start", post(recording_start))
         .route("/v1/recording/stop", post(recording_stop))
         .route("/v1/watch", post(watch_start).get(watch_report))
+        .route("/v1/idle", post(idle))
         .layer(DefaultBodyLimit::max(JSON_LIMIT))
 }
 
@@ -556,4 +557,29 @@ async fn watch_start(
 
 async fn watch_report(State(s): State<Shared>) -> Json<WatchReport> {
     Json(s.watcher.report())
+}
+
+async fn idle(
+    State(s): State<Shared>,
+    JsonBody(req): JsonBody<IdleRequest>,
+) -> Result<Json<IdleReport>, ApiError> {
+    let params = crate::idle::params(&req).map_err(|m| ApiError::bad_request("bad_request", m))?;
+    let probe = s.idle_probe().await;
+    let cap = s.capturer.clone();
+    // The wait keeps its own deadline; this one guards against a stuck
+    // capture or /proc read.
+    let limit = params.max + Duration::from_secs(10);
+    let waited = blocking("waiting for idle", limit, move || {
+        crate::idle::wait(&cap, &probe, &params).map_err(idle_error)
+    })
+    .await?;
+    Ok(Json(waited.report))
+}
+
+pub fn idle_error(e: crate::idle::IdleError) -> ApiError {
+    let code = match &e {
+        crate::idle::IdleError::Proc(_) => "proc_failed",
+        crate::idle::IdleError::Capture(_) => "capture_failed",
+    };
+    ApiError::from_chain(StatusCode::INTERNAL_SERVER_ERROR, code, &e)
 }
