@@ -322,6 +322,10 @@ pub struct ActionsResponse {
     /// In `python` mode, what the interpreter printed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub python: Option<ExecResponse>,
+    /// What went oddly without failing, one line each (the input focus
+    /// moving while keys were typed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// `POST /v1/pyautogui`.

@@ -250,6 +250,7 @@ pub async fn run_actions(
         elapsed_ms: ms_since(t),
         settle,
         python: None,
+        warnings: outcome.warnings,
     })
 }
 
@@ -281,6 +282,7 @@ async fn pyautogui(
                 elapsed_ms: ms_since(t),
                 settle: None,
                 python: Some(out),
+                warnings: vec![],
             }))
         }
         Err(e) if e.is_outside_subset() => Err(ApiError::bad_request(
