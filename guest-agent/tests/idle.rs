@@ -136,3 +136,29 @@ fn bad_requests_name_the_field() {
         assert!(v["code"].is_string() && msg.contains(field), "{body}: {v}");
     }
 }
+
+#[test]
+fn a_settle_with_idle_waits_for_the_command_too() {
+    let Some((_d, agent)) = start() else { return };
+    let t = Instant::now();
+    launch(&agent, BUSY_3S);
+    let settle = |body: Value| {
+        post(
+            &agent,
+            "/v1/actions",
+            json!({"actions": [], "settle": body}),
+        )
+    };
+    let r = settle(json!({"idle": true, "max_ms": 1000}));
+    assert_eq!(r["settle"]["outcome"], "timeout", "{r}");
+    assert_eq!(r["settle"]["idle"], false, "{r}");
+    let r = settle(json!({"idle": true, "max_ms": 20000}));
+    assert_eq!(r["settle"]["outcome"], "quiet", "{r}");
+    assert_eq!(r["settle"]["idle"], true, "{r}");
+    assert!(t.elapsed() >= Duration::from_millis(2900), "{r}");
+    // Without idle the quiet screen alone is enough, and no idle is reported.
+    launch(&agent, BUSY_3S);
+    let r = settle(json!({"max_ms": 2000}));
+    assert_eq!(r["settle"]["outcome"], "quiet", "{r}");
+    assert!(r["settle"].get("idle").is_none(), "{r}");
+}

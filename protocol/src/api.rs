@@ -178,6 +178,11 @@ pub struct Settle {
     /// (a blinking caret or a spinner; default 2000).
     #[serde(default = "default_threshold")]
     pub threshold_px: u64,
+    /// Also wait, within the same `max_ms`, until the desktop's processes
+    /// are idle as `POST /v1/idle` means it (its default CPU threshold, a
+    /// window of 500 ms or `max_ms` if shorter; default false).
+    #[serde(default)]
+    pub idle: bool,
 }
 
 fn default_quiet() -> u64 {
@@ -196,6 +201,7 @@ impl Default for Settle {
             quiet_ms: default_quiet(),
             max_ms: default_max(),
             threshold_px: default_threshold(),
+            idle: false,
         }
     }
 }
@@ -211,9 +217,14 @@ pub enum SettleOutcome {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SettleReport {
+    /// `quiet` only when the screen was quiet and, with `idle`, the
+    /// processes were idle too.
     pub outcome: SettleOutcome,
     pub waited_ms: f64,
     pub frames: u32,
+    /// With `idle`: whether the processes were idle at the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<bool>,
 }
 
 /// `POST /v1/idle`: waits until the desktop is idle: the desktop user's

@@ -233,6 +233,7 @@ pub async fn run_episode(
             quiet_ms: 2000,
             max_ms: 60_000,
             threshold_px: 2000,
+            idle: false,
         };
         if let Err(e) = client
             .actions(&ActionsRequest {
@@ -266,6 +267,7 @@ pub async fn run_episode(
             quiet_ms: 300,
             max_ms: 3000,
             threshold_px: 2000,
+            idle: false,
         }),
         SettleMode::Fixed(_) => None,
     };

@@ -225,17 +225,12 @@ pub async fn run_actions(
     let settle = match settle_req {
         Some(st) if outcome.terminal.is_none() || outcome.executed > 0 => {
             let cap = s.capturer.clone();
+            let probe = s.idle_probe().await;
             let limit = Duration::from_millis(st.max_ms.min(settle::MAX_SETTLE_MS))
                 + Duration::from_secs(10);
             Some(
                 blocking("settling", limit, move || {
-                    settle::wait_quiet(&cap, &st).map_err(|e| {
-                        ApiError::from_chain(
-                            StatusCode::INTERNAL_SERVER_ERROR,
-                            "capture_failed",
-                            &e,
-                        )
-                    })
+                    settle::wait(&cap, &st, &probe).map_err(idle_error)
                 })
                 .await?,
             )
