@@ -4,8 +4,9 @@
 
 use protocol::api::{
     A11yTree, ActionsRequest, ActionsResponse, ClockRequest, ClockResponse, Command, ErrorBody,
-    ExecRequest, ExecResponse, Health, LaunchRequest, LaunchResponse, Observation, ObserveRequest,
-    OpenRequest, OpenResponse, PyautoguiRequest, WindowInfo, WindowsResponse,
+    ExecRequest, ExecResponse, Health, IdleReport, IdleRequest, LaunchRequest, LaunchResponse,
+    Observation, ObserveRequest, OpenRequest, OpenResponse, PyautoguiRequest, WindowInfo,
+    WindowsResponse,
 };
 use serde::de::DeserializeOwned;
 use std::time::Duration;
@@ -256,6 +257,14 @@ impl AgentClient {
             .json(req);
         self.send("POST /v1/actions", r, Duration::from_secs(120))
             .await
+    }
+
+    /// Waits until the guest is idle (CPU, and the screen unless
+    /// `req.screen` is false) or `req.max_ms` passes; `idle: false` then.
+    pub async fn idle(&self, req: &IdleRequest) -> Result<IdleReport, AgentError> {
+        let r = self.http.post(format!("{}/v1/idle", self.base)).json(req);
+        let timeout = Duration::from_millis(req.max_ms) + Duration::from_secs(5);
+        self.send("POST /v1/idle", r, timeout).await
     }
 
     /// pyautogui code, parsed into actions by the agent.

@@ -614,6 +614,10 @@ impl LocalProvider {
                 "127.0.0.1:0".into(),
                 "--display".into(),
                 display.clone().into(),
+                // The host's other work runs under the same uid: only this
+                // desktop's processes count for idleness.
+                "--idle-scope".into(),
+                "display".into(),
             ],
             None,
             "agent.log",

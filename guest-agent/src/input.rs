@@ -5,11 +5,41 @@
 //! [`Injector::run`] sends it a batch and waits for the outcome. A batch is
 //! validated whole before anything runs: an unknown key or a point off the
 //! screen fails the request with nothing half-done.
+//!
+//! Keys sent before an application has taken the focus go to whichever
+//! window had it: on a slow guest, `click(80, 169); typewrite('B3\n')` on
+//! LibreOffice's Name Box lost the keys. So after every click, and between
+//! the actions of a batch, the injector waits (at most [`FOCUS_CAP`]) on a
+//! second X connection of its own. First a round trip (`GetInputFocus`):
+//! enigo syncs its connection after each XTest event, so by then the server
+//! has run them. If the focus is already where it should be (after a click:
+//! on the clicked top-level window, or the click was on the bare desktop;
+//! between other actions: where it was) that is all. Otherwise it polls
+//! every [`FOCUS_POLL`] until the focus and the top-level window under the
+//! pointer read the same twice, after a click with the focus on the clicked
+//! window; a click that moves no focus there (a menu, a panel) ends the wait
+//! once the focus has been still for [`FOCUS_STILL`]. Typing, presses and
+//! hotkeys compare the focus before and after and report a move as a
+//! warning, without failing.
+//!
+//! The X calls here have no timeout of their own: the batch they run in has
+//! one (`server::blocking`).
 
 use enigo::{Axis, Coordinate, Direction, Enigo, Keyboard, Mouse, Settings};
 use protocol::{Action, Button};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use x11rb::connection::Connection;
+use x11rb::protocol::xproto::{ConnectionExt as _, Window};
+use x11rb::rust_connection::RustConnection;
+
+/// The longest wait for the focus after one action.
+pub const FOCUS_CAP: Duration = Duration::from_millis(500);
+/// Time between two reads of the focus.
+pub const FOCUS_POLL: Duration = Duration::from_millis(10);
+/// After a click that moved no focus to the clicked window, how long the
+/// focus must stay still before the next action runs.
+pub const FOCUS_STILL: Duration = Duration::from_millis(100);
 
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
@@ -46,6 +76,101 @@ pub enum InputError {
     ThreadGone,
 }
 
+/// The input focus and what is under the pointer, as top-level windows
+/// (children of the root: the window manager's frames).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FocusState {
+    /// The focus window itself (0: none, 1: pointer root).
+    pub focus: Window,
+    pub focus_top: Window,
+    /// 0 when the pointer is over the bare root window.
+    pub pointer_top: Window,
+}
+
+impl FocusState {
+    /// Whether the keyboard goes where the pointer is.
+    fn follows_pointer(&self) -> bool {
+        self.pointer_top == 0 || self.focus_top == self.pointer_top
+    }
+}
+
+/// A second connection to the display, only for reading the focus.
+struct FocusWatch {
+    conn: RustConnection,
+    root: Window,
+}
+
+impl FocusWatch {
+    fn connect(display: &str) -> Result<FocusWatch, String> {
+        let (conn, screen) = x11rb::connect(Some(display)).map_err(|e| e.to_string())?;
+        let root = conn
+            .setup()
+            .roots
+            .get(screen)
+            .map(|s| s.root)
+            .ok_or_else(|| format!("display {display:?} has no screen {screen}"))?;
+        Ok(FocusWatch { conn, root })
+    }
+
+    /// One round trip for the focus, one for the pointer, and one per level
+    /// from the focus window up to its top-level window.
+    fn read(&self) -> Result<FocusState, x11rb::errors::ReplyError> {
+        let focus = self.conn.get_input_focus()?.reply()?.focus;
+        let pointer_top = self.conn.query_pointer(self.root)?.reply()?.child;
+        Ok(FocusState {
+            focus,
+            focus_top: self.top_of(focus)?,
+            pointer_top,
+        })
+    }
+
+    fn top_of(&self, mut w: Window) -> Result<Window, x11rb::errors::ReplyError> {
+        if w <= 1 {
+            return Ok(w);
+        }
+        // Deeper than any real tree: a loop guard only.
+        for _ in 0..64 {
+            let tree = self.conn.query_tree(w)?.reply()?;
+            if tree.parent == self.root || tree.parent == 0 {
+                return Ok(w);
+            }
+            w = tree.parent;
+        }
+        Ok(w)
+    }
+
+    /// Waits until the X server has run the last action and the focus is
+    /// still (see the module doc). `last` is the state after the previous
+    /// wait: between non-click actions that left it unchanged there is
+    /// nothing to wait for.
+    fn settle(
+        &self,
+        after_click: bool,
+        last: Option<FocusState>,
+    ) -> Result<FocusState, x11rb::errors::ReplyError> {
+        let start = Instant::now();
+        let mut prev = self.read()?;
+        // The fast path: a click into the window that has the focus (or on
+        // the bare desktop), or an action that moved nothing.
+        if (after_click && prev.follows_pointer()) || (!after_click && last == Some(prev)) {
+            return Ok(prev);
+        }
+        let mut still_since = Instant::now();
+        while start.elapsed() < FOCUS_CAP {
+            std::thread::sleep(FOCUS_POLL);
+            let cur = self.read()?;
+            if cur != prev {
+                still_since = Instant::now();
+            } else if !after_click || cur.follows_pointer() || still_since.elapsed() >= FOCUS_STILL
+            {
+                return Ok(cur);
+            }
+            prev = cur;
+        }
+        Ok(prev)
+    }
+}
+
 /// What a batch did.
 #[derive(Debug, Clone)]
 pub struct BatchOutcome {
@@ -53,6 +178,10 @@ pub struct BatchOutcome {
     /// "DONE" or "FAIL" when the batch stopped at one.
     pub terminal: Option<String>,
     pub elapsed: Duration,
+    /// What went oddly without failing (the focus moving while typing).
+    pub warnings: Vec<String>,
+    /// Time spent waiting for the X server and the focus.
+    pub focus_wait: Duration,
 }
 
 type Job = (Vec<Action>, mpsc::Sender<Result<BatchOutcome, InputError>>);
@@ -82,21 +211,26 @@ impl Injector {
             ..Settings::default()
         };
         let name = display.to_string();
+        let display = display.to_string();
         std::thread::Builder::new()
             .name("xtest-injector".into())
             .spawn(move || {
-                let mut enigo = match Enigo::new(&settings) {
-                    Ok(e) => {
+                let started = Enigo::new(&settings)
+                    .map_err(|e| e.to_string())
+                    .and_then(|e| Ok((e, FocusWatch::connect(&display)?)));
+                let (mut enigo, watch) = match started {
+                    Ok(s) => {
                         let _ = ready_tx.send(Ok(()));
-                        e
+                        s
                     }
                     Err(e) => {
-                        let _ = ready_tx.send(Err(e.to_string()));
+                        let _ = ready_tx.send(Err(e));
                         return;
                     }
                 };
+                let mut watch = Some(watch);
                 for (actions, reply) in rx {
-                    let _ = reply.send(run_batch(&mut enigo, &actions));
+                    let _ = reply.send(run_batch(&mut enigo, &mut watch, &actions));
                 }
             })
             .map_err(|e| InputError::Connect {
@@ -193,26 +327,85 @@ pub fn validate(actions: &[Action], (width, height): (u32, u32)) -> Result<(), I
     Ok(())
 }
 
-fn run_batch(enigo: &mut Enigo, actions: &[Action]) -> Result<BatchOutcome, InputError> {
+fn run_batch(
+    enigo: &mut Enigo,
+    watch: &mut Option<FocusWatch>,
+    actions: &[Action],
+) -> Result<BatchOutcome, InputError> {
     let t = Instant::now();
+    let mut warnings = Vec::new();
+    let mut focus_wait = Duration::ZERO;
+    let mut last: Option<FocusState> = None;
+    let lost = |watch: &mut Option<FocusWatch>, warnings: &mut Vec<String>, e: String| {
+        // Input still works without the second connection; only the waits go.
+        tracing::warn!("focus tracking stopped: {e}");
+        warnings.push(format!("focus tracking stopped: {e}"));
+        *watch = None;
+    };
     for (index, a) in actions.iter().enumerate() {
         if a.is_terminal() {
             return Ok(BatchOutcome {
                 executed: index,
                 terminal: Some(a.action_type().to_string()),
                 elapsed: t.elapsed(),
+                warnings,
+                focus_wait,
             });
         }
+        let keys = matches!(
+            a,
+            Action::Typing { .. } | Action::Press { .. } | Action::Hotkey { .. }
+        );
+        let before = match (keys, watch.as_ref()) {
+            (true, Some(w)) => match w.read() {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    lost(watch, &mut warnings, e.to_string());
+                    None
+                }
+            },
+            _ => None,
+        };
         run_one(enigo, a).map_err(|e| InputError::Inject {
             index,
             action: a.action_type(),
             message: e.to_string(),
         })?;
+        let click = matches!(
+            a,
+            Action::Click { .. }
+                | Action::RightClick { .. }
+                | Action::DoubleClick { .. }
+                | Action::MouseUp { .. }
+        );
+        let more = index + 1 < actions.len();
+        if !(click || more || before.is_some()) {
+            continue;
+        }
+        let Some(w) = watch.as_ref() else { continue };
+        let waited = Instant::now();
+        match w.settle(click, last) {
+            Ok(now) => {
+                if let Some(b) = before.filter(|b| b.focus != now.focus) {
+                    warnings.push(format!(
+                        "action {index} ({}): the input focus moved from window {:#x} to {:#x} while it ran; keys may have gone to either",
+                        a.action_type(),
+                        b.focus,
+                        now.focus
+                    ));
+                }
+                last = Some(now);
+            }
+            Err(e) => lost(watch, &mut warnings, e.to_string()),
+        }
+        focus_wait += waited.elapsed();
     }
     Ok(BatchOutcome {
         executed: actions.len(),
         terminal: None,
         elapsed: t.elapsed(),
+        warnings,
+        focus_wait,
     })
 }
 

@@ -7,6 +7,7 @@
 //! # Layout
 //! - [`capture`]: X11 screenshots (MIT-SHM, cursor drawn in), PNG/JPEG encoding.
 //! - [`settle`]: frame differencing to wait until the screen is quiet.
+//! - [`idle`]: CPU use of the desktop's processes from `/proc`, to wait until it is idle.
 //! - [`input`]: one persistent XTest injector that runs [`protocol::Action`]s.
 //! - [`a11y`]: the AT-SPI walk with bounded concurrency and a deadline.
 //! - [`exec`]: commands with timeouts, detached launches, `open` with a window wait.
@@ -25,6 +26,7 @@ pub mod clock;
 pub mod error;
 pub mod exec;
 pub mod files;
+pub mod idle;
 pub mod input;
 pub mod recording;
 pub mod routes;

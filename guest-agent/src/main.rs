@@ -31,6 +31,11 @@ struct Cli {
     /// XTest delay per input event in ms (enigo's default is 12).
     #[arg(long, default_value_t = 1)]
     input_delay_ms: u32,
+    /// Processes /v1/idle watches: `uid` (all of the agent's uid) or
+    /// `display` (only those whose DISPLAY is the agent's display, for a
+    /// desktop sharing its uid with other work).
+    #[arg(long, default_value = "uid", value_parser = ["uid", "display"])]
+    idle_scope: String,
     #[command(subcommand)]
     command: Option<Cmd>,
 }
@@ -58,6 +63,9 @@ fn main() -> anyhow::Result<()> {
     };
     if let Some(d) = cli.display {
         config.display = d;
+    }
+    if cli.idle_scope == "display" {
+        config.idle_scope = guest_agent::idle::IdleScope::Display(config.display.clone());
     }
     if let Some(path) = &cli.token_file {
         let token = std::fs::read_to_string(path)

@@ -371,6 +371,13 @@ impl Recorder {
         }
         state.last.clone()
     }
+
+    /// The recorder's pid while it records: its CPU is the agent's own
+    /// work, not the desktop's (see [`crate::idle`]).
+    pub async fn pid(&self) -> Option<u32> {
+        let state = self.state.lock().await;
+        state.active.as_ref().and_then(|a| a.child.id())
+    }
 }
 
 #[cfg(test)]

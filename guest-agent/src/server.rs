@@ -9,6 +9,7 @@
 use crate::a11y::{A11y, A11yOptions};
 use crate::capture::{self, Capturer, Frame};
 use crate::error::{chain, ApiError};
+use crate::idle::{IdleScope, Probe};
 use crate::input::Injector;
 use crate::recording::Recorder;
 use crate::routes;
@@ -50,6 +51,8 @@ pub struct Config {
     pub python: String,
     /// enigo's XTest delay per event, in ms.
     pub input_delay_ms: u32,
+    /// Which processes `/v1/idle` watches.
+    pub idle_scope: IdleScope,
 }
 
 impl Default for Config {
@@ -61,6 +64,7 @@ impl Default for Config {
             python_fallback: false,
             python: "python3".into(),
             input_delay_ms: 1,
+            idle_scope: IdleScope::Uid,
         }
     }
 }
@@ -180,6 +184,17 @@ impl AppState {
         })?;
         *slot = Some(a.clone());
         Ok(a)
+    }
+
+    /// What `/v1/idle` and an idle settle measure: the scope of the config,
+    /// less the agent and its recorder.
+    pub async fn idle_probe(&self) -> Probe {
+        let mut exclude = vec![std::process::id()];
+        exclude.extend(self.recorder.pid().await);
+        Probe {
+            scope: self.config.idle_scope.clone(),
+            exclude,
+        }
     }
 
     async fn forget_a11y(&self) {

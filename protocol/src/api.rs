@@ -178,6 +178,11 @@ pub struct Settle {
     /// (a blinking caret or a spinner; default 2000).
     #[serde(default = "default_threshold")]
     pub threshold_px: u64,
+    /// Also wait, within the same `max_ms`, until the desktop's processes
+    /// are idle as `POST /v1/idle` means it (its default CPU threshold, a
+    /// window of 500 ms or `max_ms` if shorter; default false).
+    #[serde(default)]
+    pub idle: bool,
 }
 
 fn default_quiet() -> u64 {
@@ -196,6 +201,7 @@ impl Default for Settle {
             quiet_ms: default_quiet(),
             max_ms: default_max(),
             threshold_px: default_threshold(),
+            idle: false,
         }
     }
 }
@@ -211,9 +217,93 @@ pub enum SettleOutcome {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SettleReport {
+    /// `quiet` only when the screen was quiet and, with `idle`, the
+    /// processes were idle too.
     pub outcome: SettleOutcome,
     pub waited_ms: f64,
     pub frames: u32,
+    /// With `idle`: whether the processes were idle at the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<bool>,
+}
+
+/// `POST /v1/idle`: waits until the desktop is idle: the desktop user's
+/// processes together use less than `cpu_percent` of one core over a
+/// `window_ms` window, no process of theirs was started in that window, and
+/// (with `screen`) the screen was quiet for that window too, or `max_ms`
+/// passes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdleRequest {
+    /// The window over which CPU use is measured (default 500, 10..=60000).
+    #[serde(default = "default_idle_window")]
+    pub window_ms: u64,
+    /// Give up after this long (default 30000, at least `window_ms`, at most
+    /// 600000).
+    #[serde(default = "default_idle_max")]
+    pub max_ms: u64,
+    /// CPU use, in percent of one core, below which the desktop is idle
+    /// (default 5.0; more than 100 means more than one core).
+    #[serde(default = "default_idle_cpu")]
+    pub cpu_percent: f64,
+    /// Also require the screen to stay quiet over the window (default true).
+    #[serde(default = "default_true")]
+    pub screen: bool,
+}
+
+fn default_idle_window() -> u64 {
+    500
+}
+fn default_idle_max() -> u64 {
+    30_000
+}
+/// The idle desktop's own background (panel clock, AT-SPI, D-Bus) stays
+/// well under 1 % of a core; a command doing real work uses tens of percent.
+pub fn default_idle_cpu() -> f64 {
+    5.0
+}
+fn default_true() -> bool {
+    true
+}
+
+impl Default for IdleRequest {
+    fn default() -> Self {
+        IdleRequest {
+            window_ms: default_idle_window(),
+            max_ms: default_idle_max(),
+            cpu_percent: default_idle_cpu(),
+            screen: true,
+        }
+    }
+}
+
+/// Reply of `POST /v1/idle`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdleReport {
+    /// False when `max_ms` passed before the desktop was idle.
+    pub idle: bool,
+    pub waited_ms: f64,
+    /// CPU use of the desktop user's processes over the last window, in
+    /// percent of one core.
+    pub cpu_percent: f64,
+    /// Processes started in the last window.
+    #[serde(default)]
+    pub spawned: u32,
+    /// With `screen`, whether the screen was quiet over the last window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen_quiet: Option<bool>,
+    /// The busiest processes of the last window (at most 3, busiest first;
+    /// those that used no measurable CPU are left out).
+    #[serde(default)]
+    pub busy: Vec<BusyProcess>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BusyProcess {
+    pub pid: u32,
+    /// The kernel's name of the process (`comm`: at most 15 bytes).
+    pub name: String,
+    pub cpu_percent: f64,
 }
 
 /// `POST /v1/actions`.
@@ -243,6 +333,10 @@ pub struct ActionsResponse {
     /// In `python` mode, what the interpreter printed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub python: Option<ExecResponse>,
+    /// What went oddly without failing, one line each (the input focus
+    /// moving while keys were typed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// `POST /v1/pyautogui`.

@@ -406,6 +406,9 @@ impl Episode<'_> {
                 quiet_ms: 2000,
                 max_ms: 60_000,
                 threshold_px: 2000,
+                // And no desktop process busy: LibreOffice still loading
+                // draws nothing for a while under TCG.
+                idle: true,
             };
             let req = ActionsRequest {
                 actions: vec![],
@@ -491,6 +494,7 @@ impl Episode<'_> {
                 quiet_ms: 300,
                 max_ms: 3000,
                 threshold_px: 2000,
+                idle: false,
             }),
             SettleMode::Fixed(_) => None,
         };

@@ -43,6 +43,7 @@ pub fn router() -> Router<Shared> {
         .route("/v1/recording/start", post(recording_start))
         .route("/v1/recording/stop", post(recording_stop))
         .route("/v1/watch", post(watch_start).get(watch_report))
+        .route("/v1/idle", post(idle))
         .layer(DefaultBodyLimit::max(JSON_LIMIT))
 }
 
@@ -224,17 +225,12 @@ pub async fn run_actions(
     let settle = match settle_req {
         Some(st) if outcome.terminal.is_none() || outcome.executed > 0 => {
             let cap = s.capturer.clone();
+            let probe = s.idle_probe().await;
             let limit = Duration::from_millis(st.max_ms.min(settle::MAX_SETTLE_MS))
                 + Duration::from_secs(10);
             Some(
                 blocking("settling", limit, move || {
-                    settle::wait_quiet(&cap, &st).map_err(|e| {
-                        ApiError::from_chain(
-                            StatusCode::INTERNAL_SERVER_ERROR,
-                            "capture_failed",
-                            &e,
-                        )
-                    })
+                    settle::wait(&cap, &st, &probe).map_err(idle_error)
                 })
                 .await?,
             )
@@ -249,6 +245,7 @@ pub async fn run_actions(
         elapsed_ms: ms_since(t),
         settle,
         python: None,
+        warnings: outcome.warnings,
     })
 }
 
@@ -280,6 +277,7 @@ async fn pyautogui(
                 elapsed_ms: ms_since(t),
                 settle: None,
                 python: Some(out),
+                warnings: vec![],
             }))
         }
         Err(e) if e.is_outside_subset() => Err(ApiError::bad_request(
@@ -556,4 +554,29 @@ async fn watch_start(
 
 async fn watch_report(State(s): State<Shared>) -> Json<WatchReport> {
     Json(s.watcher.report())
+}
+
+async fn idle(
+    State(s): State<Shared>,
+    JsonBody(req): JsonBody<IdleRequest>,
+) -> Result<Json<IdleReport>, ApiError> {
+    let params = crate::idle::params(&req).map_err(|m| ApiError::bad_request("bad_request", m))?;
+    let probe = s.idle_probe().await;
+    let cap = s.capturer.clone();
+    // The wait keeps its own deadline; this one guards against a stuck
+    // capture or /proc read.
+    let limit = params.max + Duration::from_secs(10);
+    let waited = blocking("waiting for idle", limit, move || {
+        crate::idle::wait(&cap, &probe, &params).map_err(idle_error)
+    })
+    .await?;
+    Ok(Json(waited.report))
+}
+
+pub fn idle_error(e: crate::idle::IdleError) -> ApiError {
+    let code = match &e {
+        crate::idle::IdleError::Proc(_) => "proc_failed",
+        crate::idle::IdleError::Capture(_) => "capture_failed",
+    };
+    ApiError::from_chain(StatusCode::INTERNAL_SERVER_ERROR, code, &e)
 }
