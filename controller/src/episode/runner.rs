@@ -328,7 +328,10 @@ impl Shared {
                 "      {} (steps {budget}): attempt {n} ended without a score ({}: {}); retrying on a fresh machine",
                 task.spec.id,
                 r.status.as_str(),
-                r.cause.as_deref().unwrap_or("no cause recorded")
+                r.cause
+                    .as_deref()
+                    .and_then(|c| c.lines().next())
+                    .unwrap_or("no cause recorded")
             ));
             attempts.push(Attempt {
                 attempt: n,
