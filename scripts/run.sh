@@ -26,9 +26,9 @@ done
 
 scripts/install-deps.sh
 export PATH=$HOME/.cargo/bin:$PATH
-# Two builds: one would unify features across both packages and change the
-# agent binary (and with it the image's recipe hash) against scripts/test.sh.
-cargo build --release -p deskenv-guest-agent
+# The image build builds the guest agent itself, in a fixed way and in its
+# own target dir (vm-images/debian-desktop/build.sh), so what is built here
+# never changes which image is current.
 cargo build --release -p deskenv-controller
 deskenv=target/release/deskenv
 

@@ -29,7 +29,7 @@ scripts/desktop.sh stop "$display"
 env_file=$(scripts/desktop.sh start "$display")
 agent_pid=""
 cleanup() {
-  [[ -n $agent_pid ]] && kill "$agent_pid" 2>/dev/null || true
+  if [[ -n $agent_pid ]]; then kill "$agent_pid" 2>/dev/null || true; fi
   scripts/desktop.sh stop "$display"
 }
 trap cleanup EXIT
@@ -47,7 +47,17 @@ trap cleanup EXIT
 )
 
 echo "== real-VM tier (guest image, QEMU, ready snapshot)"
-cargo build --release -p deskenv-guest-agent
 cargo build -p deskenv-controller
+# The image's identity must not depend on what else is built: build.sh
+# builds its agent in target/guest-agent, so a release build of the whole
+# workspace (features unified differently) leaves the recipe hash alone.
+hash_before=$(vm-images/debian-desktop/build.sh --print-hash)
+cargo build --release --workspace
+hash_after=$(vm-images/debian-desktop/build.sh --print-hash)
+if [[ $hash_before != "$hash_after" ]]; then
+  echo "image recipe hash changed after cargo build --release --workspace: $hash_before -> $hash_after (vm-images/debian-desktop/build.sh)" >&2
+  exit 1
+fi
+echo "image recipe hash unchanged after cargo build --release --workspace: ${hash_before:0:12}"
 target/debug/deskenv image build --recipe vm-images/debian-desktop
 DESKENV_TEST_VM=1 cargo test -p deskenv-controller --test vm --test episodes --test serve -- --test-threads=1

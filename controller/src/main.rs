@@ -203,7 +203,8 @@ enum ImageCmd {
         mirror: Option<String>,
         #[arg(long)]
         suite: Option<String>,
-        /// The guest agent binary (default: target/release/deskenv-agent).
+        /// The guest agent binary (default: the recipe builds it, `cargo build
+        /// --release --locked -p deskenv-guest-agent` into target/guest-agent).
         #[arg(long)]
         agent: Option<PathBuf>,
         #[arg(long)]

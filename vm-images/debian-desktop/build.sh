@@ -6,7 +6,13 @@
 # (direct boot, no bootloader) and manifest.json. Run as root.
 #
 #   build.sh [--out DIR] [--mirror URL] [--suite bookworm] [--agent PATH] [--force]
+#   build.sh --print-hash [--suite S] [--agent PATH]   # the recipe hash, then exit
 #
+# Without --agent, the guest agent is built here, always the same way:
+# `cargo build --release --locked -p deskenv-guest-agent` into
+# target/guest-agent/ (a target dir nothing else writes, so building the
+# workspace, whose features unify differently, never changes it); a no-op
+# when it is up to date.
 # Default DIR: $DESKENV_IMAGES/debian-desktop-<recipehash12>/, where
 # DESKENV_IMAGES defaults to ~/.cache/deskenv/images (`deskenv image build`
 # sets it to its cache).
@@ -20,11 +26,12 @@ repo=$(cd "$here/../.." && pwd)
 out=""
 mirror=http://deb.debian.org/debian
 suite=bookworm
-agent=$repo/target/release/deskenv-agent
+agent=""
 force=0
+print_hash=0
 disk_size=8G
 
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while (($#)); do
   case $1 in
     --out) out=$2; shift 2 ;;
@@ -32,6 +39,7 @@ while (($#)); do
     --suite) suite=$2; shift 2 ;;
     --agent) agent=$2; shift 2 ;;
     --force) force=1; shift ;;
+    --print-hash) print_hash=1; shift ;;
     -h|--help) usage 0 ;;
     *) echo "build.sh: unknown argument $1" >&2; usage ;;
   esac
@@ -40,11 +48,36 @@ done
 log() { echo "build.sh [$(date -u +%H:%M:%S)]: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-[[ $(id -u) -eq 0 ]] || die "run as root (debootstrap, loop mounts, chroot)"
-for t in debootstrap qemu-img mkfs.ext4 losetup fstrim sha256sum jq strip; do
-  command -v "$t" >/dev/null || die "missing $t (apt-get install debootstrap qemu-utils e2fsprogs util-linux jq binutils)"
-done
-[[ -x $agent ]] || die "agent binary $agent not found (cargo build --release --bin deskenv-agent)"
+# --- the guest agent ----------------------------------------------------------
+# Built by the user who ran sudo, if any, so target/ stays theirs. RUSTFLAGS
+# and friends are dropped: the binary depends on the sources, Cargo.lock, the
+# toolchain and the release profile only.
+build_agent() {
+  local user=${SUDO_USER:-root} home cargo
+  [[ $(id -u) -eq 0 ]] || user=$(id -un)
+  home=$(getent passwd "$user" | cut -d: -f6)
+  [[ -f $repo/Cargo.toml && -f $repo/Cargo.lock ]] \
+    || die "no Cargo.toml/Cargo.lock in $repo to build the guest agent from: pass --agent PATH"
+  cargo=$(command -v cargo || true)
+  [[ -n $cargo ]] || cargo=$home/.cargo/bin/cargo
+  [[ -x $cargo ]] || die "cargo not found (on PATH or $home/.cargo/bin) to build the guest agent: install Rust or pass --agent PATH"
+  local cmd=(env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS -u CARGO_BUILD_RUSTFLAGS -u CARGO_TARGET_DIR
+    -u CARGO_BUILD_TARGET -u CARGO_PROFILE_RELEASE_DEBUG -u CARGO_PROFILE_RELEASE_OPT_LEVEL
+    HOME="$home" PATH="$(dirname "$cargo"):$PATH"
+    "$cargo" build --release --locked -p deskenv-guest-agent --bin deskenv-agent
+    --manifest-path "$repo/Cargo.toml" --target-dir "$repo/target/guest-agent")
+  if [[ $(id -u) -eq 0 && $user != root ]]; then
+    runuser -u "$user" -- "${cmd[@]}" >&2 || die "building the guest agent failed: ${cmd[*]}"
+  else
+    "${cmd[@]}" >&2 || die "building the guest agent failed: ${cmd[*]}"
+  fi
+  agent=$repo/target/guest-agent/release/deskenv-agent
+  log "guest agent: $agent"
+}
+if [[ -z $agent ]]; then
+  build_agent
+fi
+[[ -x $agent ]] || die "agent binary $agent not found or not executable (--agent)"
 
 # --- recipe hash: the recipe files, the agent binary, the suite -----------
 recipe_hash=$(
@@ -57,6 +90,14 @@ recipe_hash=$(
     echo "agent $(sha256sum < "$agent" | cut -d' ' -f1)"
   } | sha256sum | cut -d' ' -f1
 )
+if ((print_hash)); then
+  echo "$recipe_hash"
+  exit 0
+fi
+[[ $(id -u) -eq 0 ]] || die "run as root (debootstrap, loop mounts, chroot)"
+for t in debootstrap qemu-img mkfs.ext4 losetup fstrim sha256sum jq strip; do
+  command -v "$t" >/dev/null || die "missing $t (apt-get install debootstrap qemu-utils e2fsprogs util-linux jq binutils)"
+done
 [[ -n $out ]] || out=${DESKENV_IMAGES:-${XDG_CACHE_HOME:-$HOME/.cache}/deskenv/images}/debian-desktop-${recipe_hash:0:12}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -172,9 +213,10 @@ in_chroot chown -R user:user /home/user/.config
 in_chroot python3 -c 'import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot' >/dev/null 2>&1 || true
 rm -f "$mnt/usr/sbin/policy-rc.d"
 in_chroot update-initramfs -u -k all > "$work/initramfs.log" 2>&1 || { cat "$work/initramfs.log" >&2; die "update-initramfs failed"; }
-kver=$(basename "$(ls -d "$mnt"/lib/modules/* | sort -V | tail -1)")
+kver=$(find "$mnt/lib/modules" -mindepth 1 -maxdepth 1 -printf "%f\n" | sort -V | tail -1)
 cp "$mnt/boot/vmlinuz-$kver" "$out/vmlinuz"
 cp "$mnt/boot/initrd.img-$kver" "$out/initrd.img"
+# shellcheck disable=SC2016 # dpkg-query's format, not a shell expansion
 in_chroot dpkg-query -W -f '${Package}\t${Version}\n' | LC_ALL=C sort > "$work/packages.tsv"
 in_chroot apt-get clean
 rm -rf "$mnt/var/lib/apt/lists/"* "$mnt/var/cache/debconf/"*-old "$mnt/var/log/"*.log \
