@@ -5,11 +5,26 @@
 # Python client that speaks OSWorld's protocol, then builds the guest image
 # and runs the real-VM tier (QEMU VMs: one cold boot, then restores; the
 # example suite with the scripted and the noop agents; `deskenv serve`
-# driven by the example Python client).
+# driven by the example Python client; the fault-injection suite: KVM that
+# aborts or hangs, QEMU and the guest agent killed or stopped at named
+# points, a hung application, a SIGKILLed controller, a full output disk,
+# the idle gate before evaluation).
+#
+#   scripts/test.sh [--full]
+#
+# --full adds the long repeats (run before resolving an issue): every
+# example oracle 10 times in a row (scripts/oracle-repeat.sh 10).
 # Run as root (the image build uses debootstrap and loop mounts).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+full=0
+while (($#)); do
+  case $1 in
+    --full) full=1; shift ;;
+    *) echo "usage: $0 [--full]" >&2; exit 2 ;;
+  esac
+done
 
 scripts/install-deps.sh
 export PATH=$HOME/.cargo/bin:$PATH
@@ -60,4 +75,10 @@ if [[ $hash_before != "$hash_after" ]]; then
 fi
 echo "image recipe hash unchanged after cargo build --release --workspace: ${hash_before:0:12}"
 target/debug/deskenv image build --recipe vm-images/debian-desktop
-DESKENV_TEST_VM=1 cargo test -p deskenv-controller --test vm --test episodes --test serve -- --test-threads=1
+DESKENV_TEST_VM=1 cargo test -p deskenv-controller --test vm --test episodes --test serve --test faults -- --test-threads=1
+
+if ((full)); then
+  echo "== long repeats: every example oracle 10 times"
+  cargo build --release -p deskenv-controller
+  scripts/oracle-repeat.sh 10
+fi

@@ -643,7 +643,7 @@ async fn reset(
 async fn next_event(ep: &mut Episode) -> Option<Value> {
     enum Got {
         Event(Option<Event>),
-        Finished(Result<EpisodeResult, tokio::task::JoinError>),
+        Finished(Box<Result<EpisodeResult, tokio::task::JoinError>>),
     }
     if ep.ended.is_some() && ep.handle.is_none() {
         return None;
@@ -652,7 +652,7 @@ async fn next_event(ep: &mut Episode) -> Option<Value> {
         let handle = ep.handle.as_mut();
         tokio::select! {
             ev = ep.events.recv() => Got::Event(ev),
-            r = async { match handle { Some(h) => h.await, None => futures::future::pending().await } } => Got::Finished(r),
+            r = async { match handle { Some(h) => h.await, None => futures::future::pending().await } } => Got::Finished(Box::new(r)),
         }
     };
     match got {
@@ -672,7 +672,7 @@ async fn next_event(ep: &mut Episode) -> Option<Value> {
         }
         Got::Finished(r) => {
             ep.handle = None;
-            settle_result(ep, r);
+            settle_result(ep, *r);
             None
         }
     }
