@@ -176,7 +176,7 @@ struct RunArgs {
 enum TasksCmd {
     /// Check task files: print, per task, every field deskenv cannot run
     /// (unsupported setup steps, getters, metrics; URLs without a local
-    /// copy; bad parameters). Exit status 1 if anything was found.
+    /// copy; bad parameters). Exit status 2 if anything was found.
     Validate {
         #[arg(required = true)]
         paths: Vec<PathBuf>,

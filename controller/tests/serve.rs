@@ -109,3 +109,68 @@ fn serve_on_local() {
     }
     serve_and_drive("local");
 }
+
+/// `--token-file`: every route but `/v1/health` needs the bearer token;
+/// `--allow-remote` without a token is refused before anything starts.
+#[test]
+fn a_token_guards_every_route_but_health() {
+    if std::env::var("DESKENV_TEST_DESKTOP").as_deref() != Ok("1") {
+        eprintln!("skipped: set DESKENV_TEST_DESKTOP=1 to serve local desktops");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let token_file = tmp.path().join("token");
+    std::fs::write(&token_file, "s3cret-token\n").unwrap();
+    let serve = |extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_deskenv"));
+        c.args(["serve", "--provider", "local", "--tasks"])
+            .arg(root().join("tasks/examples"))
+            .arg("--out")
+            .arg(tmp.path().join("out"))
+            .args(extra);
+        c
+    };
+    let refused = serve(&["--listen", "0.0.0.0:0", "--allow-remote"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{text}");
+    assert!(text.contains("--allow-remote needs --token-file"), "{text}");
+
+    let mut server = serve(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--token-file",
+        token_file.to_str().unwrap(),
+    ])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::inherit())
+    .spawn()
+    .unwrap();
+    let first = BufReader::new(server.stdout.take().unwrap())
+        .lines()
+        .next()
+        .expect("deskenv serve printed nothing")
+        .unwrap();
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_string();
+    let status = |path: &str, token: Option<&str>| -> String {
+        let mut c = Command::new("curl");
+        c.args(["-s", "-o", "/dev/null", "-w", "%{http_code}"]);
+        if let Some(t) = token {
+            c.args(["-H", &format!("Authorization: Bearer {t}")]);
+        }
+        let o = c.arg(format!("{url}{path}")).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert_eq!(status("/v1/health", None), "200");
+    assert_eq!(status("/v1/tasks", None), "401");
+    assert_eq!(status("/v1/tasks", Some("wrong-token!")), "401");
+    assert_eq!(status("/v1/envs", Some("s3cret-token")), "200");
+    assert_eq!(status("/v1/tasks", Some("s3cret-token")), "200");
+    let _ = server.kill();
+    let _ = server.wait();
+}

@@ -93,7 +93,8 @@ fn validate_reports_what_the_corpus_needs_offline() {
 #[test]
 fn the_cli_validates_lists_and_fails_on_problems() {
     let (code, out) = deskenv(&["tasks", "validate", corpus().to_str().unwrap()]);
-    assert_eq!(code, 1, "{out}");
+    // Exit status 2: task problems (`deskenv --help`).
+    assert_eq!(code, 2, "{out}");
     assert!(
         out.contains("12 task file(s)") && out.contains("with problems"),
         "{out}"
@@ -137,7 +138,7 @@ fn bad_task_files_get_errors_naming_file_and_field() {
     for (name, text, want) in cases {
         std::fs::write(d.path().join(name), text).unwrap();
         let (code, out) = deskenv(&["tasks", "validate", d.path().join(name).to_str().unwrap()]);
-        assert_eq!(code, 1, "{name}: {out}");
+        assert_eq!(code, 2, "{name}: {out}");
         assert!(out.contains(want), "{name}: wanted {want:?} in:\n{out}");
     }
 }
