@@ -50,9 +50,9 @@ def status_field(node, depth=0):
     return None
 
 
-def name_box(node, depth=0):
+def name_box(node, depth=0, inside=False):
     """The Name Box's text: the first text field of the Formula Tool Bar."""
-    if depth > 25:
+    if depth > 30:
         return None
     try:
         role = node.getRoleName()
@@ -60,29 +60,19 @@ def name_box(node, depth=0):
         children = [node.getChildAtIndex(i) for i in range(node.childCount)]
     except Exception:
         return None
-    if depth and role == "text" and in_formula_bar(node):
+    if inside and role == "text":
         return text_of(node)
-    if role in SKIP - {"tool bar"} or (role == "tool bar" and name != "Formula Tool Bar"):
+    if role == "tool bar":
+        if name != "Formula Tool Bar":
+            return None
+        inside = True
+    elif role in SKIP:
         return None
     for c in children:
-        got = name_box(c, depth + 1)
+        got = name_box(c, depth + 1, inside)
         if got is not None:
             return got
     return None
-
-
-def in_formula_bar(node):
-    p = node
-    for _ in range(12):
-        try:
-            p = p.parent
-            if p is None:
-                return False
-            if p.getRoleName() == "tool bar":
-                return (p.name or "") == "Formula Tool Bar"
-        except Exception:
-            return False
-    return False
 
 
 def main():
