@@ -57,7 +57,7 @@ for ((i = 1; i <= n; i++)); do
       good=$((good + 1))
       ok[$id]=$((ok[$id] + 1))
     else
-      why=${res:+$(jq -c '{score, end, errors}' "$res")}
+      why=${res:+$(jq -c '{score: .score, "end": .end, errors: .errors}' "$res")}
       echo "oracle-repeat: run $i: $id failed: ${why:-no result.json}" >&2
     fi
   done
