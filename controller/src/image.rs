@@ -169,6 +169,10 @@ impl Image {
     /// a qcow2 header. (The full sha256 is `verify`'s job: it reads
     /// gigabytes.)
     pub fn open(dir: &Path) -> Result<Image, ImageError> {
+        // The real path: the snapshot key holds the kernel's path, and a
+        // cache reached through a link must not make a new snapshot.
+        let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let dir = real.as_path();
         let path = dir.join("manifest.json");
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
