@@ -362,13 +362,7 @@ async fn require_token(
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .unwrap_or("");
-        // Constant time: the comparison does not tell how much matched.
-        let same = given.len() == token.len()
-            && given
-                .bytes()
-                .zip(token.bytes())
-                .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-                == 0;
+        let same = protocol::api::token_matches(given, token);
         if !same {
             return ServeError::Unauthorized.into_response();
         }

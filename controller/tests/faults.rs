@@ -77,13 +77,19 @@ fn text(o: &Output) -> String {
     )
 }
 
-/// `deskenv run` with the scripted agent on these tasks.
+/// `deskenv run` with the scripted agent on these example tasks.
 fn run(cache: &Cache, tasks: &[&str], out: &Path, faults: &str, extra: &[&str]) -> Output {
+    let files: Vec<String> = tasks.iter().map(|t| example(t)).collect();
+    run_files(cache, &files, out, faults, extra)
+}
+
+/// `deskenv run` with the scripted agent on these task files.
+fn run_files(cache: &Cache, files: &[String], out: &Path, faults: &str, extra: &[&str]) -> Output {
     let mut c = deskenv(cache);
     c.args(["run", "--agent", "scripted", "--out"])
         .arg(out)
         .arg("--tasks")
-        .args(tasks.iter().map(|t| example(t)))
+        .args(files)
         .args(extra);
     if !faults.is_empty() {
         c.env("DESKENV_FAULTS", faults);
@@ -105,19 +111,15 @@ fn run(cache: &Cache, tasks: &[&str], out: &Path, faults: &str, extra: &[&str]) 
 }
 
 fn results(out: &Path) -> Vec<(PathBuf, serde_json::Value)> {
-    let mut found = Vec::new();
-    let mut stack = vec![out.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() && p.file_name().is_some_and(|n| n != "attempts") {
-                stack.push(p);
-            } else if p.file_name().is_some_and(|n| n == "result.json") {
-                let v = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
-                found.push((p, v));
-            }
-        }
-    }
+    let mut found: Vec<_> = files_named(out, &|n| n == "result.json")
+        .into_iter()
+        // A failed attempt's files are kept under attempts/: not results.
+        .filter(|p| !p.components().any(|c| c.as_os_str() == "attempts"))
+        .map(|p| {
+            let v = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            (p, v)
+        })
+        .collect();
     found.sort_by(|a, b| a.0.cmp(&b.0));
     found
 }
@@ -550,15 +552,8 @@ fn the_evaluation_waits_for_a_long_running_command() {
     let cache = Cache::new();
     let out = cache.path().join("out");
     let task = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tasks/busy-job-terminal.json");
-    let mut c = deskenv(&cache);
-    c.args(["run", "--agent", "scripted", "--out"])
-        .arg(&out)
-        .arg("--tasks")
-        .arg(&task);
-    let o = c.output().unwrap();
-    let all = text(&o);
-    eprintln!("{all}");
-    assert!(o.status.success(), "{all}");
+    let o = run_files(&cache, &[task.display().to_string()], &out, "", &[]);
+    assert!(o.status.success(), "{}", text(&o));
     let r = result_of(&out, "busy-job-terminal");
     assert_eq!(r["success"], true, "{r:#}");
     let waited = r["timings"]["idle_wait_s"].as_f64().unwrap();

@@ -334,7 +334,7 @@ async fn require_token(State(state): State<Shared>, req: Request, next: Next) ->
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .unwrap_or("");
-        if !constant_time_eq(given.as_bytes(), token.as_bytes()) {
+        if !protocol::api::token_matches(given, token) {
             return ApiError::new(
                 StatusCode::UNAUTHORIZED,
                 "unauthorized",
@@ -344,13 +344,6 @@ async fn require_token(State(state): State<Shared>, req: Request, next: Next) ->
         }
     }
     next.run(req).await
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 async fn not_found(req: Request) -> ApiError {

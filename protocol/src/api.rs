@@ -566,3 +566,15 @@ pub struct ClockResponse {
     pub previous_unix_ms: u64,
     pub unix_ms: u64,
 }
+
+/// Whether a bearer token given in a request is `expected`, compared in
+/// constant time (the comparison does not tell how much matched). Used by
+/// the guest agent's and `deskenv serve`'s `--token-file`.
+pub fn token_matches(given: &str, expected: &str) -> bool {
+    given.len() == expected.len()
+        && given
+            .bytes()
+            .zip(expected.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
