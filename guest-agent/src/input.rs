@@ -9,18 +9,29 @@
 //! Keys sent before an application has taken the focus go to whichever
 //! window had it: on a slow guest, `click(80, 169); typewrite('B3\n')` on
 //! LibreOffice's Name Box lost the keys. So after every click, and between
-//! the actions of a batch, the injector waits (at most [`FOCUS_CAP`]) on a
-//! second X connection of its own. First a round trip (`GetInputFocus`):
-//! enigo syncs its connection after each XTest event, so by then the server
-//! has run them. If the focus is already where it should be (after a click:
-//! on the clicked top-level window, or the click was on the bare desktop;
-//! between other actions: where it was) that is all. Otherwise it polls
-//! every [`FOCUS_POLL`] until the focus and the top-level window under the
-//! pointer read the same twice, after a click with the focus on the clicked
-//! window; a click that moves no focus there (a menu, a panel) ends the wait
-//! once the focus has been still for [`FOCUS_STILL`]. Typing, presses and
-//! hotkeys compare the focus before and after and report a move as a
-//! warning, without failing.
+//! the actions of a batch, the injector waits on a second X connection of
+//! its own. First a round trip (`GetInputFocus`): enigo syncs its connection
+//! after each XTest event, so by then the server has run them. If the focus
+//! is already where it should be (after a click: on the clicked top-level
+//! window, or the click was on the bare desktop; between other actions:
+//! where it was) that is all.
+//!
+//! After a click elsewhere, it is the window manager that moves the focus,
+//! and a busy one (a slow guest) takes its time: no fixed wait knows how
+//! long. So the injector asks it, through the window manager itself: it
+//! sends an EWMH `_NET_REQUEST_FRAME_EXTENTS` for a window of its own and
+//! waits (at most [`WM_CAP`]) for the answer, the `_NET_FRAME_EXTENTS`
+//! property. The window manager handles its events in order, so once it has
+//! answered it has handled the click. (A window manager that does not list
+//! the request in `_NET_SUPPORTED` gets no such barrier.)
+//!
+//! Then it polls every [`FOCUS_POLL`] (at most [`FOCUS_CAP`]) until the
+//! focus and the top-level window under the pointer read the same twice,
+//! after a click with the focus on the clicked window; a click that moves no
+//! focus there (a menu, a panel) ends the wait once the focus has been still
+//! for [`FOCUS_STILL`]. Typing, presses and hotkeys compare the focus before
+//! and after and report a move as a warning, without failing; so does a
+//! window manager that does not answer within [`WM_CAP`].
 //!
 //! The X calls here have no timeout of their own: the batch they run in has
 //! one (`server::blocking`).
@@ -30,11 +41,19 @@ use protocol::{Action, Button};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use x11rb::connection::Connection;
-use x11rb::protocol::xproto::{ConnectionExt as _, Window};
+use x11rb::errors::ReplyOrIdError;
+use x11rb::protocol::xproto::{
+    Atom, AtomEnum, ClientMessageEvent, ConnectionExt as _, CreateWindowAux, EventMask, Window,
+    WindowClass,
+};
+use x11rb::protocol::Event;
 use x11rb::rust_connection::RustConnection;
 
-/// The longest wait for the focus after one action.
+/// The longest wait for the focus after one action (after the window
+/// manager has answered, following a click).
 pub const FOCUS_CAP: Duration = Duration::from_millis(500);
+/// The longest wait for the window manager to answer after a click.
+pub const WM_CAP: Duration = Duration::from_secs(2);
 /// Time between two reads of the focus.
 pub const FOCUS_POLL: Duration = Duration::from_millis(10);
 /// After a click that moved no focus to the clicked window, how long the
@@ -98,6 +117,16 @@ impl FocusState {
 struct FocusWatch {
     conn: RustConnection,
     root: Window,
+    /// None when the window manager does not support the request.
+    barrier: Option<WmBarrier>,
+}
+
+/// An unmapped window of the watch's own, and the atoms of the EWMH
+/// request the window manager answers on it.
+struct WmBarrier {
+    window: Window,
+    request: Atom,
+    extents: Atom,
 }
 
 impl FocusWatch {
@@ -109,7 +138,56 @@ impl FocusWatch {
             .get(screen)
             .map(|s| s.root)
             .ok_or_else(|| format!("display {display:?} has no screen {screen}"))?;
-        Ok(FocusWatch { conn, root })
+        let barrier = match WmBarrier::create(&conn, root) {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::warn!("no window-manager barrier for clicks: {e}");
+                None
+            }
+        };
+        if barrier.is_none() {
+            tracing::info!(
+                "the window manager does not support _NET_REQUEST_FRAME_EXTENTS: clicks wait for a still focus only"
+            );
+        }
+        Ok(FocusWatch {
+            conn,
+            root,
+            barrier,
+        })
+    }
+
+    /// Asks the window manager for the frame extents of the barrier window
+    /// and waits for its answer until `deadline`. True when it answered (so
+    /// it has handled every event before the request), false at the
+    /// deadline or without a barrier.
+    fn wm_barrier(&self, deadline: Instant) -> Result<bool, ReplyOrIdError> {
+        let Some(b) = &self.barrier else {
+            return Ok(false);
+        };
+        // Answers to earlier requests that came after their deadline.
+        while self.conn.poll_for_event()?.is_some() {}
+        let event = ClientMessageEvent::new(32, b.window, b.request, [0u32; 5]);
+        self.conn.send_event(
+            false,
+            self.root,
+            EventMask::SUBSTRUCTURE_REDIRECT | EventMask::SUBSTRUCTURE_NOTIFY,
+            event,
+        )?;
+        self.conn.flush()?;
+        loop {
+            while let Some(e) = self.conn.poll_for_event()? {
+                if let Event::PropertyNotify(p) = e {
+                    if p.window == b.window && p.atom == b.extents {
+                        return Ok(true);
+                    }
+                }
+            }
+            if Instant::now() >= deadline {
+                return Ok(false);
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 
     /// One round trip for the focus, one for the pointer, and one per level
@@ -147,14 +225,27 @@ impl FocusWatch {
         &self,
         after_click: bool,
         last: Option<FocusState>,
-    ) -> Result<FocusState, x11rb::errors::ReplyError> {
-        let start = Instant::now();
+        warnings: &mut Vec<String>,
+    ) -> Result<FocusState, ReplyOrIdError> {
         let mut prev = self.read()?;
         // The fast path: a click into the window that has the focus (or on
         // the bare desktop), or an action that moved nothing.
         if (after_click && prev.follows_pointer()) || (!after_click && last == Some(prev)) {
             return Ok(prev);
         }
+        if after_click && self.barrier.is_some() {
+            let t = Instant::now();
+            if !self.wm_barrier(t + WM_CAP)? {
+                warnings.push(format!(
+                    "the window manager did not answer within {WM_CAP:?} after a click; keys that follow may go to the window that had the focus"
+                ));
+            }
+            prev = self.read()?;
+            if prev.follows_pointer() {
+                return Ok(prev);
+            }
+        }
+        let start = Instant::now();
         let mut still_since = Instant::now();
         while start.elapsed() < FOCUS_CAP {
             std::thread::sleep(FOCUS_POLL);
@@ -168,6 +259,48 @@ impl FocusWatch {
             prev = cur;
         }
         Ok(prev)
+    }
+}
+
+impl WmBarrier {
+    /// The barrier window, or None when the window manager's
+    /// `_NET_SUPPORTED` does not list `_NET_REQUEST_FRAME_EXTENTS`.
+    fn create(conn: &RustConnection, root: Window) -> Result<Option<WmBarrier>, ReplyOrIdError> {
+        let atom = |name: &[u8]| -> Result<Atom, ReplyOrIdError> {
+            Ok(conn.intern_atom(false, name)?.reply()?.atom)
+        };
+        let supported = atom(b"_NET_SUPPORTED")?;
+        let request = atom(b"_NET_REQUEST_FRAME_EXTENTS")?;
+        let extents = atom(b"_NET_FRAME_EXTENTS")?;
+        let list = conn
+            .get_property(false, root, supported, AtomEnum::ATOM, 0, 4096)?
+            .reply()?;
+        if !list
+            .value32()
+            .is_some_and(|mut atoms| atoms.any(|a| a == request))
+        {
+            return Ok(None);
+        }
+        let window = conn.generate_id()?;
+        conn.create_window(
+            x11rb::COPY_DEPTH_FROM_PARENT,
+            window,
+            root,
+            -1,
+            -1,
+            1,
+            1,
+            0,
+            WindowClass::INPUT_OUTPUT,
+            x11rb::COPY_FROM_PARENT,
+            &CreateWindowAux::new().event_mask(EventMask::PROPERTY_CHANGE),
+        )?;
+        conn.flush()?;
+        Ok(Some(WmBarrier {
+            window,
+            request,
+            extents,
+        }))
     }
 }
 
@@ -384,7 +517,7 @@ fn run_batch(
         }
         let Some(w) = watch.as_ref() else { continue };
         let waited = Instant::now();
-        match w.settle(click, last) {
+        match w.settle(click, last, &mut warnings) {
             Ok(now) => {
                 if let Some(b) = before.filter(|b| b.focus != now.focus) {
                     warnings.push(format!(

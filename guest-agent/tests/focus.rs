@@ -29,6 +29,12 @@ fn nodes(tree: &Value) -> Vec<Value> {
 }
 
 fn editor_text(agent: &Agent) -> Option<String> {
+    window_text(agent, "")
+}
+
+/// The text of the editor in the mousepad window whose title holds `title`
+/// (any window for "").
+fn window_text(agent: &Agent, title: &str) -> Option<String> {
     let r = client()
         .get(agent.url("/v1/a11y?format=json&app=mousepad"))
         .send()
@@ -39,10 +45,36 @@ fn editor_text(agent: &Agent) -> Option<String> {
             .as_array()
             .is_some_and(|a| a.iter().any(|v| v == s))
     };
-    nodes(&v["tree"])
+    let frame = nodes(&v["tree"])
+        .into_iter()
+        .find(|n| n["role"] == "frame" && n["name"].as_str().is_some_and(|s| s.contains(title)))?;
+    nodes(&frame)
         .into_iter()
         .find(|n| has(n, "editable") && has(n, "multi_line"))
         .map(|n| n["text"].as_str().unwrap_or("").to_string())
+}
+
+/// Continues a stopped process when dropped, so a failing test does not
+/// leave the window manager frozen.
+struct Stopped(i32);
+
+impl Stopped {
+    fn stop(pid: i32) -> Stopped {
+        // SAFETY: kill(2) with a pid and a signal number has no memory effects.
+        assert_eq!(
+            unsafe { libc::kill(pid, libc::SIGSTOP) },
+            0,
+            "SIGSTOP {pid}"
+        );
+        Stopped(pid)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        // SAFETY: as above.
+        unsafe { libc::kill(self.0, libc::SIGCONT) };
+    }
 }
 
 /// The bug: under a slow VM, `pyautogui.click(80, 169);
@@ -116,4 +148,86 @@ fn the_focus_wait_is_cheap_when_nothing_moves() {
     let ms = body["elapsed_ms"].as_f64().unwrap();
     // 40 actions; each waited a full poll or more would be 400 ms and up.
     assert!(ms < 400.0, "40 actions took {ms} ms: {body}");
+}
+
+/// The same race made certain: the window manager is stopped when the click
+/// lands, so the focus stays on another window until it runs again 150 ms
+/// later and focuses the clicked one. Keys sent at once (as before the
+/// focus wait) go to the other window; this fails on that.
+#[test]
+fn keys_after_a_click_wait_for_a_slow_window_manager_to_move_the_focus() {
+    let Some(desktop) = Desktop::start() else {
+        return;
+    };
+    let agent = Agent::start(&desktop, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut ids = vec![];
+    for (name, x) in [("focus-a", 0), ("focus-b", 960)] {
+        let file = dir.path().join(format!("{name}.txt"));
+        std::fs::write(&file, "").unwrap();
+        desktop.spawn(&["mousepad", "--opening-mode=window", file.to_str().unwrap()]);
+        let id = desktop.wait_window(name, Duration::from_secs(30));
+        let id_s = id.to_string();
+        desktop.run(&["xdotool", "windowsize", "--sync", &id_s, "900", "800"]);
+        desktop.run(&[
+            "xdotool",
+            "windowmove",
+            "--sync",
+            &id_s,
+            &x.to_string(),
+            "40",
+        ]);
+        ids.push(id);
+    }
+    let (a, b) = (ids[0], ids[1]);
+    // Both editors are in the tree before anything is typed.
+    common::poll(
+        "both editors in the a11y tree",
+        Duration::from_secs(30),
+        || {
+            (window_text(&agent, "focus-a").is_some() && window_text(&agent, "focus-b").is_some())
+                .then_some(())
+        },
+    );
+    // The focus on A, without raising it.
+    desktop.run(&["xdotool", "windowfocus", "--sync", &a.to_string()]);
+    let focus = desktop.run(&["xdotool", "getwindowfocus"]);
+    assert_eq!(
+        focus.trim(),
+        a.to_string(),
+        "the focus did not move to window A"
+    );
+    let (x, y, w, h) = geometry(&desktop, b);
+    let text = "typed into b";
+    let stopped = Stopped::stop(desktop.wm_pid());
+    let resume = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(150));
+        drop(stopped);
+    });
+    let t = Instant::now();
+    let r = client()
+        .post(agent.url("/v1/pyautogui"))
+        .json(&json!({"code": format!(
+            "pyautogui.click({}, {}); pyautogui.typewrite({text:?})",
+            x + w / 2,
+            y + h / 2
+        )}))
+        .send()
+        .unwrap();
+    let took = t.elapsed();
+    resume.join().unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let body: Value = r.json().unwrap();
+    eprintln!("click + typewrite with the window manager stopped for 150 ms: {took:?}: {body}");
+    let got_b = common::poll_or(Duration::from_secs(15), || {
+        window_text(&agent, "focus-b").filter(|t| t == text)
+    })
+    .or_else(|| window_text(&agent, "focus-b"))
+    .unwrap_or_default();
+    let got_a = window_text(&agent, "focus-a").unwrap_or_default();
+    assert_eq!(
+        (got_a.as_str(), got_b.as_str()),
+        ("", text),
+        "(window A, window B): the keys went to the window that had the focus before the click ({took:?}): {body}"
+    );
 }

@@ -114,6 +114,17 @@ impl Desktop {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The pid of this desktop's window manager (openbox), from the file
+    /// `scripts/desktop.sh` writes.
+    pub fn wm_pid(&self) -> i32 {
+        let num = self.display.trim_start_matches(':');
+        let path = format!("/tmp/deskenv-desktop-{num}/openbox.pid");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        text.trim()
+            .parse()
+            .unwrap_or_else(|e| panic!("{path}: {text:?} is not a pid: {e}"))
+    }
+
     /// Waits until `xdotool search` finds a visible window by name; returns its id.
     pub fn wait_window(&self, name: &str, timeout: Duration) -> u32 {
         let deadline = Instant::now() + timeout;
