@@ -34,8 +34,9 @@ pub enum AgentError {
 }
 
 /// OSWorld's observation types.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
 pub enum ObservationType {
     #[default]
     Screenshot,
@@ -74,12 +75,13 @@ impl std::str::FromStr for ObservationType {
 }
 
 /// OSWorld's action spaces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum ActionSpace {
     #[default]
     Pyautogui,
     #[serde(rename = "computer_13")]
+    #[value(name = "computer_13")]
     Computer13,
 }
 

@@ -5,9 +5,13 @@
 //! are searched recursively for `*.json`, except below folders named
 //! `data` (where suites keep their datasets). A task's domain is the name
 //! of the folder holding it (OSWorld's `examples/<domain>/<id>.json`), or
-//! its `snapshot` for a file given directly.
+//! its `snapshot` for a file given directly. [`check_all`] loads and
+//! checks every task under some paths in one report.
 
+pub mod check;
 pub mod validate;
+
+pub use check::{check_all, CheckOptions, Report};
 
 use protocol::task::TaskSpec;
 use sha2::Digest;

@@ -1,0 +1,457 @@
+//! The command line: clap's derive structs, one per command, and the
+//! typed values (`--provider`, `--agent`, `--accel`, …) the commands match
+//! on. Argument groups that several commands take are flattened structs.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use controller::agent::{ActionSpace, ObservationType};
+use controller::episode::SettleMode;
+use controller::qemu::AccelChoice;
+use std::path::PathBuf;
+
+/// Where `deskenv run` writes when no `--out` is given: under `target/`,
+/// so a run in a checkout never leaves files to commit. The same folder
+/// for the same command, so rerunning it resumes.
+pub const RUN_OUT: &str = "target/deskenv-runs/run";
+/// Where `deskenv serve` writes its episodes and serve.json by default.
+pub const SERVE_OUT: &str = "target/deskenv-runs/serve";
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "deskenv",
+    version,
+    about = "deskenv: desktop VMs for evaluating GUI agents",
+    after_help = crate::exit::HELP
+)]
+pub struct Cli {
+    /// The cache folder (images, snapshots, running VMs). Default:
+    /// $DESKENV_CACHE, else ~/.cache/deskenv.
+    #[arg(long, global = true)]
+    pub cache: Option<PathBuf>,
+    /// More log output (-v info, -vv debug).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Top,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Top {
+    /// Guest images.
+    #[command(subcommand)]
+    Image(ImageCmd),
+    /// Virtual machines.
+    #[command(subcommand)]
+    Vm(VmCmd),
+    /// Ready snapshots.
+    #[command(subcommand)]
+    Snapshot(SnapshotCmd),
+    /// Benchmarks.
+    #[command(subcommand)]
+    Bench(BenchCmd),
+    /// Task files.
+    #[command(subcommand)]
+    Tasks(TasksCmd),
+    /// Run an agent on tasks, each in a fresh VM, and score them.
+    Run(RunArgs),
+    /// Serve a gym-like HTTP API (create env, reset, step, evaluate) so an
+    /// agent in any language drives the episode loop. API:
+    /// controller/serve-openapi.yaml.
+    Serve(ServeArgs),
+    /// What the next run will do on this host, starting nothing: QEMU, the
+    /// accelerator decision and why, the image, the ready snapshot, free
+    /// disk and memory.
+    Doctor {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        vm: VmOpts,
+    },
+}
+
+/// `--provider`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// A fresh VM per episode.
+    Qemu,
+    /// A fresh desktop on this host, no VM: only /home/user is private,
+    /// and only when run as root.
+    Local,
+}
+
+impl ProviderKind {
+    /// The name run.json and serve.json record.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Qemu => "qemu",
+            ProviderKind::Local => "local",
+        }
+    }
+}
+
+/// `--agent`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentKind {
+    /// The task's solution.
+    Scripted,
+    /// DONE at once.
+    Noop,
+    /// An OpenAI-compatible endpoint.
+    Openai,
+    /// Your agent server at --agent-url.
+    Http,
+}
+
+impl AgentKind {
+    /// The name results record.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentKind::Scripted => "scripted",
+            AgentKind::Noop => "noop",
+            AgentKind::Openai => "openai",
+            AgentKind::Http => "http",
+        }
+    }
+}
+
+/// `--accel`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accel {
+    Auto,
+    Kvm,
+    Tcg,
+}
+
+impl From<Accel> for AccelChoice {
+    fn from(a: Accel) -> AccelChoice {
+        match a {
+            Accel::Auto => AccelChoice::Auto,
+            Accel::Kvm => AccelChoice::Kvm,
+            Accel::Tcg => AccelChoice::Tcg,
+        }
+    }
+}
+
+/// Which machines: the provider and, for qemu, the VM settings.
+#[derive(Args, Debug, Clone)]
+pub struct MachineArgs {
+    /// qemu (a fresh VM per episode) or local (a fresh desktop on this
+    /// host, no VM: only /home/user is private, and only when run as root).
+    #[arg(long, value_enum, default_value = "qemu")]
+    pub provider: ProviderKind,
+    #[command(flatten)]
+    pub vm: VmOpts,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct VmOpts {
+    /// Image folder (default: the newest built image).
+    #[arg(long)]
+    pub image: Option<PathBuf>,
+    /// auto: KVM when it works (boot watchdog), else TCG.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub accel: Accel,
+    /// Guest memory in MiB.
+    #[arg(long, default_value_t = 3072)]
+    pub memory: u32,
+    /// Cold boot instead of restoring the ready snapshot.
+    #[arg(long)]
+    pub cold: bool,
+    /// The QEMU binary.
+    #[arg(long, default_value = "qemu-system-x86_64")]
+    pub qemu: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0: any free port; the first line printed
+    /// names it).
+    #[arg(long, default_value = "127.0.0.1:8020")]
+    pub listen: std::net::SocketAddr,
+    /// Serve on a non-loopback address (anyone who reaches it controls the
+    /// desktops); needs --token-file.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// A file holding a bearer token: every route but /v1/health then
+    /// needs `Authorization: Bearer <token>`.
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+    /// Task files or folders.
+    #[arg(long, required = true, num_args = 1..)]
+    pub tasks: Vec<PathBuf>,
+    /// Envs (machines) at once.
+    #[arg(long, default_value_t = 1)]
+    pub parallel: usize,
+    /// Output folder: serve.json and the episodes in OSWorld's layout.
+    #[arg(long, default_value = SERVE_OUT)]
+    pub out: PathBuf,
+    /// Seconds per episode for the step loop.
+    #[arg(long, default_value_t = 600.0)]
+    pub time_limit: f64,
+    /// An episode whose client sends no step for this many seconds ends
+    /// and its machine is freed.
+    #[arg(long, default_value_t = 600.0)]
+    pub idle_timeout: f64,
+    /// adaptive, or fixed:SECONDS (fixed:2.0 is OSWorld's pause).
+    #[arg(long, default_value = "adaptive")]
+    pub settle: SettleMode,
+    #[command(flatten)]
+    pub machines: MachineArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Task files or folders.
+    #[arg(long, required = true, num_args = 1..)]
+    pub tasks: Vec<PathBuf>,
+    #[command(flatten)]
+    pub agent: AgentArgs,
+    #[command(flatten)]
+    pub episode: EpisodeArgs,
+    #[arg(long, default_value_t = 1)]
+    pub parallel: usize,
+    /// Attempts after the first, each on a fresh machine, for an episode
+    /// that ended without a score (the machine died, the guest stopped
+    /// answering, a setup step failed on a healthy machine).
+    #[arg(long, default_value_t = 2)]
+    pub retries: u32,
+    /// Output folder (OSWorld's layout); rerunning the same command into
+    /// the same folder resumes.
+    #[arg(long, default_value = RUN_OUT)]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub machines: MachineArgs,
+}
+
+/// Which agent, and its settings.
+#[derive(Args, Debug, Clone)]
+pub struct AgentArgs {
+    /// scripted (the task's solution), noop (DONE at once), openai (an
+    /// OpenAI-compatible endpoint), http (your agent server at --agent-url;
+    /// to drive deskenv from your program instead, see `deskenv serve`).
+    #[arg(long, value_enum, default_value = "scripted")]
+    pub agent: AgentKind,
+    /// The http agent's server: deskenv POSTs to URL/reset and URL/predict.
+    #[arg(long)]
+    pub agent_url: Option<String>,
+    /// Seconds one call to the http agent's server may take.
+    #[arg(long, default_value_t = 300.0)]
+    pub agent_timeout: f64,
+    /// The model name (openai agent; also names the result folder).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// OpenAI-compatible endpoint (openai agent), e.g. http://127.0.0.1:8000/v1.
+    #[arg(long, default_value = "http://127.0.0.1:8000/v1")]
+    pub base_url: String,
+    /// Environment variable holding the API key (openai agent).
+    #[arg(long, default_value = "OPENAI_API_KEY")]
+    pub api_key_env: String,
+    #[arg(long)]
+    pub temperature: Option<f32>,
+    #[arg(long)]
+    pub top_p: Option<f32>,
+    #[arg(long)]
+    pub max_tokens: Option<u32>,
+}
+
+/// The episode loop's settings.
+#[derive(Args, Debug, Clone)]
+pub struct EpisodeArgs {
+    /// screenshot, a11y_tree or screenshot_a11y_tree.
+    #[arg(long, value_enum, default_value = "screenshot")]
+    pub observation: ObservationType,
+    /// pyautogui or computer_13.
+    #[arg(long, value_enum, default_value = "pyautogui")]
+    pub action_space: ActionSpace,
+    /// Step budget; a list (15,30,50) runs an ablation side by side.
+    #[arg(long, default_value = "15", value_delimiter = ',')]
+    pub max_steps: Vec<usize>,
+    /// Seconds per task for the step loop.
+    #[arg(long, default_value_t = 600.0)]
+    pub time_limit: f64,
+    /// adaptive, or fixed:SECONDS (fixed:2.0 is OSWorld's pause).
+    #[arg(long, default_value = "adaptive")]
+    pub settle: SettleMode,
+    /// The longest wait, in seconds, for an idle guest (no CPU use by the
+    /// desktop's processes, a quiet screen) before the evaluation.
+    #[arg(long, default_value_t = 30.0)]
+    pub idle_cap: f64,
+}
+
+/// An argument group with every field at clap's default, as the command
+/// line would give it with none of its flags: for commands that reuse a
+/// group without offering its flags (`bench episodes`).
+pub fn defaults<T: Args + clap::FromArgMatches>() -> T {
+    let cmd = T::augment_args(clap::Command::new("defaults"));
+    T::from_arg_matches(&cmd.get_matches_from(["defaults"]))
+        .expect("every field of the group has a default")
+}
+
+#[derive(Subcommand, Debug)]
+pub enum TasksCmd {
+    /// Check task files: print, per task, every field deskenv cannot run
+    /// (unsupported setup steps, getters, metrics; URLs without a local
+    /// copy; bad parameters). Exit status 2 if anything was found.
+    Validate {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Only print tasks with problems.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// List tasks: id, domain, category, setup steps, metrics.
+    List {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ImageCmd {
+    /// Build the guest image from a recipe (reuses the cached image when
+    /// nothing changed). Needs root (sudo is used otherwise).
+    Build {
+        #[arg(long, default_value = "vm-images/debian-desktop")]
+        recipe: PathBuf,
+        /// Debian (or Ubuntu) mirror.
+        #[arg(long)]
+        mirror: Option<String>,
+        #[arg(long)]
+        suite: Option<String>,
+        /// The guest agent binary (default: the recipe builds it, `cargo build
+        /// --release --locked -p deskenv-guest-agent` into target/guest-agent).
+        #[arg(long)]
+        agent: Option<PathBuf>,
+        #[arg(long)]
+        force: bool,
+    },
+    /// List built images.
+    List,
+    /// Recompute the image's checksums.
+    Verify {
+        #[arg(long)]
+        image: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum VmCmd {
+    /// Start a named VM (restore, or boot) and leave it running.
+    Up {
+        #[arg(long)]
+        name: String,
+        #[command(flatten)]
+        vm: VmOpts,
+    },
+    /// List named VMs.
+    List,
+    /// Screenshot a named VM from the host (QMP screendump), as PNG.
+    Screenshot {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Stop a named VM and remove its files.
+    Down {
+        #[arg(long, required_unless_present = "all")]
+        name: Option<String>,
+        #[arg(long)]
+        all: bool,
+    },
+    /// Serve a live view of a named VM's screen on a loopback address.
+    View {
+        #[arg(long)]
+        name: String,
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: std::net::SocketAddr,
+    },
+    /// Start COUNT VMs through the pool, PARALLEL at a time; check each
+    /// (agent health, a window, host and guest screenshots) and release it.
+    Smoke {
+        #[arg(long, default_value_t = 2)]
+        count: usize,
+        #[arg(long, default_value_t = 1)]
+        parallel: usize,
+        /// Write each VM's host screenshot here.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        vm: VmOpts,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SnapshotCmd {
+    /// List ready snapshots.
+    List,
+    /// Delete every ready snapshot (the next VM start makes a new one).
+    Clear,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCmd {
+    /// Per-episode overhead on a suite with the scripted agent (reset,
+    /// setup, per-step observe/act/settle, evaluation) against OSWorld's
+    /// fixed waits.
+    Episodes {
+        #[arg(long, default_value = "tasks/examples", num_args = 1..)]
+        tasks: Vec<PathBuf>,
+        /// Seconds per model call assumed for the share of wall time.
+        #[arg(long, default_value_t = 5.0)]
+        model_latency: f64,
+        /// Write the report as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        #[command(flatten)]
+        machines: MachineArgs,
+    },
+    /// Image build, overlay, cold boot, restore, memory, agent round trip.
+    Vm {
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        /// Take the cold boot time from the snapshot's own boot.
+        #[arg(long)]
+        skip_cold: bool,
+        /// Also time the cached image build with this recipe.
+        #[arg(long)]
+        recipe: Option<PathBuf>,
+        #[arg(long, default_value_t = 50)]
+        rtt_samples: usize,
+        /// Write the report as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        #[command(flatten)]
+        vm: VmOpts,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn groups_reused_without_their_flags_get_clap_defaults() {
+        let a: AgentArgs = defaults();
+        assert_eq!(a.agent, AgentKind::Scripted);
+        assert_eq!(a.agent_timeout, 300.0);
+        let e: EpisodeArgs = defaults();
+        assert_eq!(e.max_steps, [15]);
+        assert_eq!(e.observation, ObservationType::Screenshot);
+        assert_eq!(e.idle_cap, 30.0);
+    }
+
+    #[test]
+    fn out_defaults_to_a_folder_under_target() {
+        let c = Cli::parse_from(["deskenv", "run", "--tasks", "t"]);
+        let Top::Run(r) = c.command else { panic!() };
+        assert_eq!(r.out, PathBuf::from(RUN_OUT));
+        assert!(r.out.starts_with("target"));
+    }
+}

@@ -1,0 +1,62 @@
+//! `deskenv bench episodes|vm`.
+
+use super::{open_image, write_json};
+use crate::cli::{defaults, MachineArgs, RunArgs, VmOpts};
+use crate::exit::Exit;
+use controller::bench;
+use controller::qemu::QemuConfig;
+use std::path::{Path, PathBuf};
+
+/// `deskenv bench episodes`: `deskenv run` with the scripted agent at
+/// run's defaults, into a temporary folder, then the overhead report.
+pub async fn episodes(
+    cache: &Path,
+    tasks: Vec<PathBuf>,
+    model_latency: f64,
+    json: Option<PathBuf>,
+    machines: MachineArgs,
+) -> anyhow::Result<Exit> {
+    let out = std::env::temp_dir().join(format!("deskenv-bench-episodes-{}", std::process::id()));
+    let args = RunArgs {
+        tasks,
+        agent: defaults(),
+        episode: defaults(),
+        parallel: 1,
+        retries: 0,
+        out: out.clone(),
+        machines,
+    };
+    let outcome = super::run::run_tasks(cache, args).await?;
+    let results: Vec<_> = outcome.finished.into_iter().map(|f| f.result).collect();
+    let _ = std::fs::remove_dir_all(&out);
+    let report = bench::episodes_report(&results, model_latency);
+    print!("{}", bench::episodes_table(&report));
+    if let Some(p) = json {
+        write_json(&p, &report)?;
+    }
+    Ok(Exit::Ok)
+}
+
+/// `deskenv bench vm`.
+pub async fn vm(
+    cache: &Path,
+    opts: bench::VmBenchOptions,
+    json: Option<PathBuf>,
+    vm: &VmOpts,
+) -> anyhow::Result<Exit> {
+    let image = open_image(cache, &vm.image)?;
+    let config = QemuConfig {
+        accel: vm.accel.into(),
+        memory_mib: vm.memory,
+        ..QemuConfig::default()
+    };
+    let report = bench::run(image, config, cache.to_path_buf(), &opts, |m| {
+        eprintln!("bench: {m}")
+    })
+    .await?;
+    print!("{}", bench::table(&report));
+    if let Some(p) = json {
+        write_json(&p, &report)?;
+    }
+    Ok(Exit::Ok)
+}
