@@ -12,7 +12,8 @@ pub enum Exit {
     Task = 2,
     /// Environment errors: an episode ended without a score after its
     /// retries (the machine died, the guest agent stopped answering), or
-    /// the run stopped because machines kept failing to start.
+    /// the run stopped because machines kept failing to start, or the
+    /// output disk filled.
     Env = 3,
 }
 
@@ -35,7 +36,7 @@ impl std::fmt::Display for Exit {
 }
 
 /// `deskenv --help`'s account of [`Exit`].
-pub const HELP: &str = "Exit status: 0 success (every episode scored); 1 bad arguments or input, or an error that stopped the command; 2 task problems (a task file that does not validate, an episode that could not be set up on a healthy machine); 3 environment errors (an episode without a score after its retries, or a run stopped because machines kept failing to start).";
+pub const HELP: &str = "Exit status: 0 success (every episode scored); 1 bad arguments or input, or an error that stopped the command; 2 task problems (a task file that does not validate, an episode that could not be set up on a healthy machine); 3 environment errors (an episode without a score after its retries, a run stopped because machines kept failing to start, or a full output disk).";
 
 #[cfg(test)]
 mod tests {
