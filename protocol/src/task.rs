@@ -395,33 +395,42 @@ impl EvaluatorSpec {
     /// The metrics with their getters and options. When `func` is a list
     /// the other fields must be lists of the same length (or absent);
     /// the error names the field.
-    pub fn metrics(&self) -> Result<Vec<MetricSpec<'_>>, String> {
+    pub fn metrics(&self) -> Result<Vec<MetricSpec<'_>>, EvaluatorError> {
         let funcs = self.func.as_slice();
         let n = funcs.len();
         if n == 0 {
-            return Err("evaluator.func: an empty list".into());
+            return Err(EvaluatorError {
+                field: "evaluator.func".into(),
+                message: "an empty list".into(),
+            });
         }
         fn pick<'a, T>(
             f: &'a Option<OneOrMany<T>>,
             name: &str,
             n: usize,
             many: bool,
-        ) -> Result<Vec<Option<&'a T>>, String> {
+        ) -> Result<Vec<Option<&'a T>>, EvaluatorError> {
+            let err = |message: String| EvaluatorError {
+                field: format!("evaluator.{name}"),
+                message,
+            };
             match f {
                 None => Ok(vec![None; n]),
                 Some(v) => {
                     let s = v.as_slice();
                     if many {
                         if !v.is_many() || s.len() != n {
-                            return Err(format!(
-                                "evaluator.{name}: `func` is a list of {n}, so `{name}` must be a list of {n} (got {})",
+                            return Err(err(format!(
+                                "`func` is a list of {n}, so `{name}` must be a list of {n} (got {})",
                                 if v.is_many() { format!("a list of {}", s.len()) } else { "one value".into() }
-                            ));
+                            )));
                         }
                         Ok(s.iter().map(Some).collect())
                     } else {
                         if v.is_many() {
-                            return Err(format!("evaluator.{name}: `func` is one metric, so `{name}` must be one value, not a list"));
+                            return Err(err(format!(
+                                "`func` is one metric, so `{name}` must be one value, not a list"
+                            )));
                         }
                         Ok(vec![s.first(); 1])
                     }
@@ -445,6 +454,15 @@ impl EvaluatorSpec {
             })
             .collect())
     }
+}
+
+/// An evaluator whose fields do not fit together, at `field`
+/// (`evaluator.result`, …).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct EvaluatorError {
+    pub field: String,
+    pub message: String,
 }
 
 /// OSWorld's placeholders in `execute`/`command` steps.
@@ -563,7 +581,7 @@ mod tests {
             json!({"func": ["a", "b"], "conj": "or", "result": [{"type": "rule", "rules": 1}], "expected": [{"type": "rule"}, {"type": "rule"}]}),
             json!([]),
         );
-        let e = t.evaluator.metrics().unwrap_err();
+        let e = t.evaluator.metrics().unwrap_err().to_string();
         assert!(
             e.contains("evaluator.result") && e.contains("a list of 2 (got a list of 1)"),
             "{e}"

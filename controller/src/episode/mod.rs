@@ -829,7 +829,7 @@ async fn evaluate(
     let metrics = match ev.metrics() {
         Ok(m) => m,
         Err(e) => {
-            r.errors.push(e);
+            r.errors.push(e.to_string());
             return;
         }
     };

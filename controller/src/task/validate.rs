@@ -47,10 +47,7 @@ pub fn validate(task: &LoadedTask, metric_supported: &dyn Fn(&str) -> bool) -> V
         check_step(task, step, &format!("evaluator.postconfig[{i}]"), &mut out);
     }
     match spec.evaluator.metrics() {
-        Err(e) => out.push(problem(
-            e.split(':').next().unwrap_or("evaluator"),
-            e.split_once(": ").map(|x| x.1).unwrap_or(&e),
-        )),
+        Err(e) => out.push(problem(e.field, e.message)),
         Ok(metrics) => {
             let many = spec.evaluator.func.is_many();
             for (k, m) in metrics.iter().enumerate() {
@@ -101,7 +98,7 @@ pub fn validate(task: &LoadedTask, metric_supported: &dyn Fn(&str) -> bool) -> V
     if let Some(solution) = &spec.solution {
         for (i, s) in solution.iter().enumerate() {
             if let Err(e) = check_solution_step(s) {
-                out.push(problem(format!("solution[{i}]"), e));
+                out.push(problem(format!("solution[{i}]"), e.to_string()));
             }
         }
     }
@@ -110,13 +107,8 @@ pub fn validate(task: &LoadedTask, metric_supported: &dyn Fn(&str) -> bool) -> V
 
 fn check_step(task: &LoadedTask, step: &SetupStep, at: &str, out: &mut Vec<Problem>) {
     match step.parse() {
-        Err(e) => out.push(problem(
-            format!(
-                "{at}.{}",
-                e.to_string().split(':').next().unwrap_or("parameters")
-            ),
-            e.message,
-        )),
+        Err(e) if e.field.is_empty() => out.push(problem(format!("{at}.parameters"), e.message)),
+        Err(e) => out.push(problem(format!("{at}.parameters.{}", e.field), e.message)),
         Ok(Setup::Unsupported { kind }) => out.push(problem(
             format!("{at}.type"),
             format!("setup step `{kind}` is not supported"),
@@ -197,20 +189,29 @@ fn check_getter(task: &LoadedTask, g: &GetterSpec, at: &str, out: &mut Vec<Probl
     }
 }
 
-fn check_solution_step(s: &SolutionStep) -> Result<(), String> {
+/// Why a solution step does not parse.
+#[derive(Debug, thiserror::Error)]
+enum SolutionError {
+    #[error(transparent)]
+    Code(#[from] protocol::pyautogui::PyautoguiError),
+    #[error(transparent)]
+    Action(#[from] protocol::action::ActionError),
+}
+
+fn check_solution_step(s: &SolutionStep) -> Result<(), SolutionError> {
     match s {
         SolutionStep::Code(code) => {
             let t = code.trim();
             if matches!(t, "WAIT" | "DONE" | "FAIL") {
                 return Ok(());
             }
-            protocol::pyautogui::parse(code)
-                .map(|_| ())
-                .map_err(|e| e.to_string())
+            protocol::pyautogui::parse(code)?;
+            Ok(())
         }
-        SolutionStep::Action(v) => protocol::Action::from_json(v)
-            .map(|_| ())
-            .map_err(|e| e.to_string()),
+        SolutionStep::Action(v) => {
+            protocol::Action::from_json(v)?;
+            Ok(())
+        }
     }
 }
 
