@@ -84,7 +84,7 @@ pub fn check(cache: &Path, config: QemuConfig, image_dir: Option<&Path>) -> Repo
         }),
         Err(e) => {
             next.push("build the guest image: `deskenv image build` (about 5 min; scripts/run.sh does it)".into());
-            Err(e.to_string())
+            Err(crate::error_chain(e))
         }
     };
     let qemu = std::process::Command::new(&config.binary)
@@ -131,7 +131,7 @@ pub fn check(cache: &Path, config: QemuConfig, image_dir: Option<&Path>) -> Repo
                 }
                 accel = Some(d);
             }
-            Err(e) => problems.push(e.to_string()),
+            Err(e) => problems.push(crate::error_chain(&e)),
         }
     }
     let disk_free_bytes = statvfs_free(&existing(cache));

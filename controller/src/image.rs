@@ -39,9 +39,10 @@ pub enum ImageError {
         status: String,
         tail: String,
     },
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Io {
         context: String,
+        #[source]
         source: std::io::Error,
     },
 }

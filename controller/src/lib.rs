@@ -40,3 +40,17 @@ pub mod serve;
 pub mod snapshot;
 pub mod task;
 pub mod view;
+
+/// `error` and its sources, `outer: inner: …`, for the places that keep an
+/// error as text (a report line, a JSON field) rather than pass it up to
+/// `main`, which prints the same chain.
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut next = error.source();
+    while let Some(e) = next {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        next = e.source();
+    }
+    text
+}

@@ -73,9 +73,10 @@ pub enum ServeError {
     RemoteWithoutToken,
     #[error("this route needs the header `Authorization: Bearer <token>` with the token of --token-file")]
     Unauthorized,
-    #[error("binding {addr}: {source}")]
+    #[error("binding {addr}")]
     Bind {
         addr: SocketAddr,
+        #[source]
         source: std::io::Error,
     },
 }

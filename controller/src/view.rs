@@ -18,9 +18,10 @@ use tokio::sync::Mutex;
 pub enum ViewError {
     #[error("live view address {0}: only loopback addresses are allowed (127.0.0.1, ::1)")]
     NotLoopback(SocketAddr),
-    #[error("live view: binding {addr}: {source}")]
+    #[error("live view: binding {addr}")]
     Bind {
         addr: SocketAddr,
+        #[source]
         source: std::io::Error,
     },
 }

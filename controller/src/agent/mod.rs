@@ -62,14 +62,27 @@ impl ObservationType {
     }
 }
 
+/// A name that is not one of an enum's (`--observation video`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} `{name}`: expected {expected}")]
+pub struct UnknownName {
+    pub what: &'static str,
+    pub name: String,
+    pub expected: &'static str,
+}
+
 impl std::str::FromStr for ObservationType {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         match s {
             "screenshot" => Ok(ObservationType::Screenshot),
             "a11y_tree" => Ok(ObservationType::A11yTree),
             "screenshot_a11y_tree" => Ok(ObservationType::ScreenshotA11yTree),
-            o => Err(format!("unknown observation type `{o}`: expected screenshot, a11y_tree or screenshot_a11y_tree")),
+            o => Err(UnknownName {
+                what: "observation type",
+                name: o.into(),
+                expected: "screenshot, a11y_tree or screenshot_a11y_tree",
+            }),
         }
     }
 }
@@ -95,14 +108,16 @@ impl ActionSpace {
 }
 
 impl std::str::FromStr for ActionSpace {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, UnknownName> {
         match s {
             "pyautogui" => Ok(ActionSpace::Pyautogui),
             "computer_13" => Ok(ActionSpace::Computer13),
-            o => Err(format!(
-                "unknown action space `{o}`: expected pyautogui or computer_13"
-            )),
+            o => Err(UnknownName {
+                what: "action space",
+                name: o.into(),
+                expected: "pyautogui or computer_13",
+            }),
         }
     }
 }

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 /// and a count.
 pub fn print_report(report: &Report, quiet: bool, to: &mut dyn Write) -> std::io::Result<()> {
     for e in &report.unloadable {
-        writeln!(to, "error {e}")?;
+        writeln!(to, "error {}", controller::error_chain(e))?;
     }
     for c in &report.tasks {
         let (id, path) = (&c.task.spec.id, c.task.path.display());

@@ -277,25 +277,41 @@ struct Trajectory {
     path: std::path::PathBuf,
 }
 
+/// A write of the episode's record that failed: the host's fault. The
+/// I/O error is part of the text because the text is what the result
+/// records (`cause`).
+#[derive(Debug, thiserror::Error)]
+#[error("host: {what} {}: {error}", path.display())]
+struct HostWrite {
+    what: &'static str,
+    path: std::path::PathBuf,
+    error: std::io::Error,
+}
+
+fn host_write(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> HostWrite {
+    let path = path.to_path_buf();
+    move |error| HostWrite { what, path, error }
+}
+
 impl Trajectory {
-    fn create(dir: &Path) -> Result<Trajectory, String> {
-        std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    fn create(dir: &Path) -> Result<Trajectory, HostWrite> {
+        std::fs::create_dir_all(dir).map_err(host_write("creating", dir))?;
         let path = dir.join("traj.jsonl");
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&path)
-            .map_err(|e| format!("opening {}: {e}", path.display()))?;
+            .map_err(host_write("opening", &path))?;
         Ok(Trajectory { file, path })
     }
 
-    fn write(&mut self, v: &serde_json::Value) -> Result<(), String> {
+    fn write(&mut self, v: &serde_json::Value) -> Result<(), HostWrite> {
         let mut line = v.to_string();
         line.push('\n');
         self.file
             .write_all(line.as_bytes())
             .and_then(|_| self.file.flush())
-            .map_err(|e| format!("host: writing {}: {e}", self.path.display()))
+            .map_err(host_write("writing", &self.path))
     }
 }
 
@@ -307,11 +323,11 @@ fn timestamp() -> String {
 }
 
 /// Writes a file of the episode's record; a failure is the host's fault.
-fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), HostWrite> {
     std::fs::write(path, bytes).map_err(|e| {
         // No half-written screenshot stays behind.
         let _ = std::fs::remove_file(path);
-        format!("host: writing {}: {e}", path.display())
+        host_write("writing", path)(e)
     })
 }
 
@@ -469,7 +485,7 @@ impl Episode<'_> {
             );
         }
         if let Err(e) = written {
-            self.r.fault(Status::EnvError, e);
+            self.r.fault(Status::EnvError, e.to_string());
             return None;
         }
         let observation = Observation {
@@ -589,7 +605,7 @@ impl Episode<'_> {
                         "screenshot_file": shot_name, "timings": timing,
                     });
                     if let Err(e) = traj.write(&line) {
-                        self.r.fault(Status::EnvError, e);
+                        self.r.fault(Status::EnvError, e.to_string());
                     }
                     continue;
                 }
@@ -649,7 +665,7 @@ impl Episode<'_> {
                     }
                 }
                 if let Err(e) = traj.write(&line) {
-                    self.r.fault(Status::EnvError, e);
+                    self.r.fault(Status::EnvError, e.to_string());
                 }
                 self.r.timings.steps.push(timing);
                 last = Some(d.clone());
@@ -725,7 +741,7 @@ pub async fn run_episode(
     let mut traj = match Trajectory::create(dir) {
         Ok(t) => t,
         Err(e) => {
-            ep.r.fault(Status::EnvError, format!("host: {e}"));
+            ep.r.fault(Status::EnvError, e.to_string());
             return ep.finish();
         }
     };

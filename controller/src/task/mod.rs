@@ -19,9 +19,10 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TaskError {
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: PathBuf,
+        #[source]
         source: std::io::Error,
     },
     #[error("{path}: field `{field}`: {message}")]
