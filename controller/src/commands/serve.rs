@@ -7,7 +7,7 @@ use anyhow::{bail, Context};
 use controller::pool::Pool;
 use controller::serve::{self, ServeConfig};
 use controller::task::{CheckOptions, LoadedTask};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -87,7 +87,7 @@ fn unique_ids<'a>(tasks: impl Iterator<Item = &'a LoadedTask>) -> anyhow::Result
 
 fn read_token(path: &Path) -> anyhow::Result<String> {
     let token = std::fs::read_to_string(path)
-        .with_context(|| format!("reading --token-file {}", PathBuf::from(path).display()))?
+        .with_context(|| format!("reading --token-file {}", path.display()))?
         .trim()
         .to_string();
     if token.is_empty() {
