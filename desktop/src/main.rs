@@ -59,7 +59,8 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("deskenv-desktop: {e:#}");
-            // 3 as scripts/desktop.sh did: the display is someone else's.
+            // A status of its own for a display held by someone else (3, as
+            // the shell launcher this replaces had it).
             if matches!(e.downcast_ref(), Some(DesktopError::Taken { .. })) {
                 ExitCode::from(3)
             } else {
