@@ -23,16 +23,16 @@ done
 
 scripts/install-deps.sh
 export PATH=$HOME/.cargo/bin:$PATH
-cargo build --release --bin deskenv-agent
+cargo build --release --bin deskenv-agent --bin deskenv-desktop
 
-scripts/desktop.sh stop "$display"
-env_file=$(scripts/desktop.sh start "$display")
+target/release/deskenv-desktop stop "$display"
+env_file=$(target/release/deskenv-desktop start "$display")
 # shellcheck disable=SC1090
 source "$env_file"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  scripts/desktop.sh stop "$display"
+  target/release/deskenv-desktop stop "$display"
 }
 trap cleanup EXIT INT TERM
 

@@ -34,18 +34,30 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 
 echo "== Rust tests (unit + real desktop)"
-export DESKENV_TEST_DESKTOP=1
-cargo test --workspace -- --test-threads=2
+# Desktop and VM tests are #[ignore]d, so a plain `cargo test` skips them;
+# --include-ignored runs them. The VM tests wait for the image, in the last
+# step: here the controller's test binaries that hold only VM tests are left
+# out and serve's VM test is skipped by name. Each test runs exactly once.
+vm_test_binaries=(vm episodes faults)
+vm_serve_test=serve_on_qemu
+controller_tests=()
+for f in controller/tests/*.rs; do
+  t=$(basename "$f" .rs)
+  [[ " ${vm_test_binaries[*]} " == *" $t "* ]] || controller_tests+=(--test "$t")
+done
+cargo test --workspace --exclude deskenv-controller -- --include-ignored --test-threads=2
+cargo test -p deskenv-controller --lib --bins "${controller_tests[@]}" -- --include-ignored --test-threads=2 --skip "$vm_serve_test"
+cargo test -p deskenv-controller --doc
 
 echo "== OSWorld-protocol client against a real agent (Python)"
-cargo build --bin deskenv-agent
+cargo build --bin deskenv-agent --bin deskenv-desktop
 display=:77
-scripts/desktop.sh stop "$display"
-env_file=$(scripts/desktop.sh start "$display")
+target/debug/deskenv-desktop stop "$display"
+env_file=$(target/debug/deskenv-desktop start "$display")
 agent_pid=""
 cleanup() {
   if [[ -n $agent_pid ]]; then kill "$agent_pid" 2>/dev/null || true; fi
-  scripts/desktop.sh stop "$display"
+  target/debug/deskenv-desktop stop "$display"
 }
 trap cleanup EXIT
 (
@@ -75,7 +87,10 @@ if [[ $hash_before != "$hash_after" ]]; then
 fi
 echo "image recipe hash unchanged after cargo build --release --workspace: ${hash_before:0:12}"
 target/debug/deskenv image build --recipe vm-images/debian-desktop
-DESKENV_TEST_VM=1 cargo test -p deskenv-controller --test vm --test episodes --test serve --test faults -- --test-threads=1
+vm_tests=()
+for t in "${vm_test_binaries[@]}"; do vm_tests+=(--test "$t"); done
+cargo test -p deskenv-controller "${vm_tests[@]}" -- --include-ignored --test-threads=1
+cargo test -p deskenv-controller --test serve -- --include-ignored --test-threads=1 --exact "$vm_serve_test"
 
 if ((full)); then
   echo "== long repeats: every example oracle 10 times"

@@ -4,7 +4,8 @@
 //! API, computer_13 with the a11y tree, a second reset, the example
 //! program. Then SIGTERM ends the server and nothing of it is left.
 //!
-//! - `serve_on_qemu`: real VMs (DESKENV_TEST_VM=1, after the image is built).
+//! - `serve_on_qemu`: real VMs (after the image is built; scripts/test.sh
+//!   runs it in the VM tier, by name).
 //! - `serve_on_local`: the local provider (a desktop on this host), in the
 //!   desktop tier.
 
@@ -93,31 +94,22 @@ fn serve_and_drive(provider: &str) {
 }
 
 #[test]
+#[ignore = "needs a VM image (deskenv image build): scripts/test.sh runs it with --include-ignored"]
 fn serve_on_qemu() {
-    if std::env::var("DESKENV_TEST_VM").as_deref() != Ok("1") {
-        eprintln!("skipped: set DESKENV_TEST_VM=1 (and build the image) to serve real VMs");
-        return;
-    }
     serve_and_drive("qemu");
 }
 
 #[test]
+#[ignore = "needs a desktop (Xvfb, AT-SPI): scripts/test.sh runs it with --include-ignored"]
 fn serve_on_local() {
-    if std::env::var("DESKENV_TEST_DESKTOP").as_deref() != Ok("1") {
-        eprintln!("skipped: set DESKENV_TEST_DESKTOP=1 to serve local desktops");
-        return;
-    }
     serve_and_drive("local");
 }
 
 /// `--token-file`: every route but `/v1/health` needs the bearer token;
 /// `--allow-remote` without a token is refused before anything starts.
 #[test]
+#[ignore = "needs a desktop (Xvfb, AT-SPI): scripts/test.sh runs it with --include-ignored"]
 fn a_token_guards_every_route_but_health() {
-    if std::env::var("DESKENV_TEST_DESKTOP").as_deref() != Ok("1") {
-        eprintln!("skipped: set DESKENV_TEST_DESKTOP=1 to serve local desktops");
-        return;
-    }
     let tmp = tempfile::tempdir().unwrap();
     let token_file = tmp.path().join("token");
     std::fs::write(&token_file, "s3cret-token\n").unwrap();

@@ -1,7 +1,7 @@
 //! Input that lands: keys typed right after a click must reach the clicked
 //! window even when it has only just mapped and the window manager has not
-//! focused it yet. Each test starts its own desktop; without
-//! `DESKENV_TEST_DESKTOP=1` they are skipped.
+//! focused it yet. Each test starts its own desktop; they are ignored
+//! unless run with `--include-ignored`.
 
 mod common;
 
@@ -81,10 +81,9 @@ impl Drop for Stopped {
 /// pyautogui.typewrite('B3\n')` lost the keys, sent before the clicked
 /// application had the focus.
 #[test]
+#[ignore = "needs a desktop (Xvfb, AT-SPI): scripts/test.sh runs it with --include-ignored"]
 fn keys_typed_right_after_a_click_into_a_just_mapped_window_are_not_lost() {
-    let Some(desktop) = Desktop::start() else {
-        return;
-    };
+    let desktop = Desktop::start();
     let agent = Agent::start(&desktop, &[]);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("focus-race.txt");
@@ -125,10 +124,9 @@ fn keys_typed_right_after_a_click_into_a_just_mapped_window_are_not_lost() {
 /// On a focused window the waits cost next to nothing: a batch of clicks and
 /// keys on an idle desktop stays fast.
 #[test]
+#[ignore = "needs a desktop (Xvfb, AT-SPI): scripts/test.sh runs it with --include-ignored"]
 fn the_focus_wait_is_cheap_when_nothing_moves() {
-    let Some(desktop) = Desktop::start() else {
-        return;
-    };
+    let desktop = Desktop::start();
     let agent = Agent::start(&desktop, &[]);
     let actions: Vec<Value> = (0..20)
         .flat_map(|_| {
@@ -155,10 +153,9 @@ fn the_focus_wait_is_cheap_when_nothing_moves() {
 /// later and focuses the clicked one. Keys sent at once (as before the
 /// focus wait) go to the other window; this fails on that.
 #[test]
+#[ignore = "needs a desktop (Xvfb, AT-SPI): scripts/test.sh runs it with --include-ignored"]
 fn keys_after_a_click_wait_for_a_slow_window_manager_to_move_the_focus() {
-    let Some(desktop) = Desktop::start() else {
-        return;
-    };
+    let desktop = Desktop::start();
     let agent = Agent::start(&desktop, &[]);
     let dir = tempfile::tempdir().unwrap();
     let mut ids = vec![];

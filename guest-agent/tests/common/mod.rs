@@ -1,9 +1,10 @@
-//! Test harness: a real headless desktop per test binary and a real
-//! `deskenv-agent` process serving it.
+//! Test harness: a real headless desktop per test (the `desktop` crate:
+//! Xvfb, D-Bus, the AT-SPI bus and openbox) and a real `deskenv-agent`
+//! process serving it.
 //!
-//! Desktop tests run only when `DESKENV_TEST_DESKTOP=1` (scripts/test.sh sets
-//! it after installing Xvfb, openbox and the GTK applications); without it
-//! they print why they were skipped, so a plain `cargo test` stays quick.
+//! Desktop tests are `#[ignore]`d, so a plain `cargo test` stays quick;
+//! scripts/test.sh runs them with `--include-ignored` after installing Xvfb,
+//! openbox and the GTK applications.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
@@ -19,65 +20,27 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// One desktop (Xvfb + D-Bus + AT-SPI bus + openbox), stopped on drop.
+/// One desktop on a free display, stopped on drop with the programs
+/// started on it.
 pub struct Desktop {
     pub display: String,
-    claim: PathBuf,
     pub env: Vec<(String, String)>,
     children: Mutex<Vec<Child>>,
+    // Dropped after `children`: the applications go before their display.
+    inner: desktop::Desktop,
 }
 
 impl Desktop {
-    /// Starts a desktop on a free display, or returns None (with a message)
-    /// when desktop tests are switched off.
-    pub fn start() -> Option<Desktop> {
-        if std::env::var("DESKENV_TEST_DESKTOP").as_deref() != Ok("1") {
-            eprintln!(
-                "skipped: set DESKENV_TEST_DESKTOP=1 (scripts/test.sh does) to run desktop tests"
-            );
-            return None;
+    /// Starts a desktop on a free display; panics with what did not come up.
+    pub fn start() -> Desktop {
+        let inner = desktop::Desktop::start_free()
+            .unwrap_or_else(|e| panic!("test desktop: {}", error_chain(&e)));
+        Desktop {
+            display: inner.display(),
+            env: inner.env().to_vec(),
+            children: Mutex::new(Vec::new()),
+            inner,
         }
-        let script = repo_root().join("scripts/desktop.sh");
-        let base = 100 + (std::process::id() % 50) * 2;
-        for n in (base..base + 40).chain(100..200) {
-            let display = format!(":{n}");
-            if Path::new(&format!("/tmp/.X{n}-lock")).exists() {
-                continue;
-            }
-            // Claim the number atomically: tests in parallel threads and
-            // processes would otherwise pick the same free display.
-            let claim = PathBuf::from(format!("/tmp/deskenv-test-display-{n}.claim"));
-            if std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&claim)
-                .is_err()
-            {
-                continue;
-            }
-            let out = Command::new("bash")
-                .arg(&script)
-                .arg("start")
-                .arg(&display)
-                .output()
-                .unwrap();
-            if !out.status.success() {
-                eprintln!(
-                    "desktop.sh start {display} failed: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                continue;
-            }
-            let env_file = String::from_utf8_lossy(&out.stdout).trim().to_string();
-            let env = parse_env_file(Path::new(&env_file));
-            return Some(Desktop {
-                display,
-                claim,
-                env,
-                children: Mutex::new(Vec::new()),
-            });
-        }
-        panic!("no free X display for the test desktop");
     }
 
     pub fn command(&self, program: &str) -> Command {
@@ -114,15 +77,9 @@ impl Desktop {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    /// The pid of this desktop's window manager (openbox), from the file
-    /// `scripts/desktop.sh` writes.
+    /// The pid of this desktop's window manager (openbox).
     pub fn wm_pid(&self) -> i32 {
-        let num = self.display.trim_start_matches(':');
-        let path = format!("/tmp/deskenv-desktop-{num}/openbox.pid");
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-        text.trim()
-            .parse()
-            .unwrap_or_else(|e| panic!("{path}: {text:?} is not a pid: {e}"))
+        self.inner.pids().wm as i32
     }
 
     /// Waits until `xdotool search` finds a visible window by name; returns its id.
@@ -154,22 +111,18 @@ impl Drop for Desktop {
             let _ = c.kill();
             let _ = c.wait();
         }
-        let _ = Command::new("bash")
-            .arg(repo_root().join("scripts/desktop.sh"))
-            .arg("stop")
-            .arg(&self.display)
-            .output();
-        let _ = std::fs::remove_file(&self.claim);
     }
 }
 
-fn parse_env_file(path: &Path) -> Vec<(String, String)> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .filter_map(|l| l.strip_prefix("export "))
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.trim_matches('\'').to_string()))
-        .collect()
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
 }
 
 /// A running `deskenv-agent` on a desktop, killed on drop.
