@@ -7,7 +7,7 @@
 
 use crate::image::{self, BuildOptions};
 use crate::provider::Machine;
-use crate::qemu::{Lifetime, QemuConfig, QemuProvider};
+use crate::provider::qemu::{Lifetime, QemuConfig, QemuProvider};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -198,7 +198,7 @@ pub async fn run(
         .started()
         .notes
         .iter()
-        .any(|n| n.starts_with(crate::qemu::SNAPSHOT_CREATED))
+        .any(|n| n.starts_with(crate::provider::qemu::SNAPSHOT_CREATED))
     {
         r.snapshot_create_s = Some(first.started().seconds);
     }
@@ -255,7 +255,7 @@ pub async fn run(
         for _ in 0..3 {
             let mut q = vm.qmp().await;
             if let Some(q) = q.as_mut() {
-                let d = crate::display::screendump_png(q, vm.dir()).await?;
+                let d = crate::provider::qemu::display::screendump_png(q, vm.dir()).await?;
                 dumps.push(d.dump_ms + d.encode_ms);
             }
         }

@@ -5,8 +5,10 @@ use clap::{Args, Parser, Subcommand};
 use controller::image::{self, BuildOptions, Image};
 use controller::pool::Pool;
 use controller::provider::Provider;
-use controller::qemu::{AccelChoice, QemuConfig, QemuProvider};
-use controller::{bench, named, paths, reaper, snapshot, task};
+use controller::provider::qemu::{AccelChoice, QemuConfig, QemuProvider};
+use controller::provider::qemu::{named, snapshot};
+use controller::provider::reaper;
+use controller::{bench, paths, task};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -399,7 +401,7 @@ fn make_provider(
             Ok((Arc::new(p), environment))
         }
         "local" => {
-            use controller::local::{LocalConfig, LocalProvider};
+            use controller::provider::local::{LocalConfig, LocalProvider};
             let Some(agent_bin) = LocalProvider::find_agent_bin() else {
                 bail!("--provider local: the guest agent binary (deskenv-agent) was not found next to deskenv or in target/release or target/debug; build it with `cargo build --release -p deskenv-guest-agent`")
             };
@@ -655,9 +657,9 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             let Some(l) = all.into_iter().find(|l| l.record.name == name) else {
                 bail!("no VM named `{name}`; `deskenv vm list` shows the running ones");
             };
-            let qmp = controller::qmp::Qmp::connect(&l.record.qmp, Duration::from_secs(5)).await?;
+            let qmp = controller::provider::qemu::qmp::Qmp::connect(&l.record.qmp, Duration::from_secs(5)).await?;
             let dir = paths::vms_dir(&cache).join(&name);
-            controller::view::serve(listen, qmp, dir, name.clone(), |a| {
+            controller::provider::qemu::view::serve(listen, qmp, dir, name.clone(), |a| {
                 println!("live view of {name}: http://{a}/ (Ctrl-C to stop)")
             })
             .await?;

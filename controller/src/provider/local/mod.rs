@@ -46,7 +46,7 @@
 
 use crate::agent_client::AgentClient;
 use crate::provider::{agent_err, Machine, Provider, ProviderError, StartPath, StartReport};
-use crate::reaper;
+use crate::provider::reaper;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use serde::{Deserialize, Serialize};
@@ -1696,12 +1696,12 @@ fn remove_display_files(tmp: &Path, n: u32) {
 const GUEST_XDG: &[(&str, &str)] = &[
     (
         "mimeapps.list",
-        include_str!("../../vm-images/debian-desktop/overlay/etc/xdg/mimeapps.list"),
+        include_str!("../../../../vm-images/debian-desktop/overlay/etc/xdg/mimeapps.list"),
     ),
     (
         "xfce4/xfconf/xfce-perchannel-xml/xfce4-panel.xml",
         include_str!(
-            "../../vm-images/debian-desktop/overlay/etc/xdg/xfce4/xfconf/xfce-perchannel-xml/xfce4-panel.xml"
+            "../../../../vm-images/debian-desktop/overlay/etc/xdg/xfce4/xfconf/xfce-perchannel-xml/xfce4-panel.xml"
         ),
     ),
 ];
@@ -1744,7 +1744,7 @@ fn seed_home(home: &Path) -> std::io::Result<()> {
     std::fs::write(
         lo.join("registrymodifications.xcu"),
         include_str!(
-            "../../vm-images/debian-desktop/overlay/etc/deskenv/libreoffice-registrymodifications.xcu"
+            "../../../../vm-images/debian-desktop/overlay/etc/deskenv/libreoffice-registrymodifications.xcu"
         ),
     )
 }

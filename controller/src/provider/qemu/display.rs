@@ -9,7 +9,7 @@
 //! for a first frame no faster than `screendump`; so `screendump` is the
 //! one path.
 
-use crate::qmp::{Qmp, QmpError};
+use crate::provider::qemu::qmp::{Qmp, QmpError};
 use std::path::Path;
 use std::time::Instant;
 

@@ -19,14 +19,20 @@
 //! entry). The outcome is cached per host kernel and QEMU version in
 //! `<cache>/accel.json`, so the watchdog costs its window once.
 
+pub mod display;
+pub mod named;
+pub mod qmp;
+pub mod serial;
+pub mod snapshot;
+pub mod view;
+
 use crate::agent_client::AgentClient;
-use crate::display;
 use crate::image::Image;
 use crate::provider::{agent_err, io, Machine, Provider, ProviderError, StartPath, StartReport};
-use crate::qmp::Qmp;
-use crate::reaper;
-use crate::serial::SerialLog;
-use crate::snapshot::{FileLock, KeyInputs, Snapshot, SnapshotMeta};
+use crate::provider::qemu::qmp::Qmp;
+use crate::provider::reaper;
+use crate::provider::qemu::serial::SerialLog;
+use crate::provider::qemu::snapshot::{FileLock, KeyInputs, Snapshot, SnapshotMeta};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use serde::{Deserialize, Serialize};

@@ -2,11 +2,11 @@
 //! (detached: its own session, no death signal) and records it in
 //! `<cache>/vms/N/vm.json`; `list`, `screenshot` and `down` find it there.
 
-use crate::display::{self, DisplayError, Screendump};
+use crate::provider::qemu::display::{self, DisplayError, Screendump};
 use crate::provider::ProviderError;
-use crate::qemu::{NamedRecord, QemuProvider};
-use crate::qmp::{Qmp, QmpError};
-use crate::reaper;
+use crate::provider::qemu::{NamedRecord, QemuProvider};
+use crate::provider::qemu::qmp::{Qmp, QmpError};
+use crate::provider::reaper;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -1,11 +1,15 @@
 //! The provider abstraction: something that hands out fresh desktops with
-//! a guest agent in them. [`crate::qemu::QemuProvider`] restores VMs from
-//! the ready snapshot; [`crate::local::LocalProvider`] starts a fresh
+//! a guest agent in them. [`crate::provider::qemu::QemuProvider`] restores VMs from
+//! the ready snapshot; [`crate::provider::local::LocalProvider`] starts a fresh
 //! headless desktop on the host.
+
+pub mod local;
+pub mod qemu;
+pub mod reaper;
 
 use crate::agent_client::{AgentClient, AgentError};
 use crate::image::ImageError;
-use crate::qmp::QmpError;
+use crate::provider::qemu::qmp::QmpError;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use serde::Serialize;
@@ -55,7 +59,7 @@ pub enum ProviderError {
     #[error("{0}")]
     Config(String),
     #[error(transparent)]
-    Local(Box<crate::local::LocalError>),
+    Local(Box<crate::provider::local::LocalError>),
     #[error("{context}: {source}")]
     Io {
         context: String,
