@@ -4,10 +4,10 @@ use anyhow::{bail, Context};
 use clap::{Args, Parser, Subcommand};
 use controller::image::{self, BuildOptions, Image};
 use controller::pool::Pool;
-use controller::provider::Provider;
-use controller::provider::qemu::{AccelChoice, QemuConfig, QemuProvider};
 use controller::provider::qemu::{named, snapshot};
+use controller::provider::qemu::{AccelChoice, QemuConfig, QemuProvider};
 use controller::provider::reaper;
+use controller::provider::Provider;
 use controller::{bench, paths, task};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -657,7 +657,11 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             let Some(l) = all.into_iter().find(|l| l.record.name == name) else {
                 bail!("no VM named `{name}`; `deskenv vm list` shows the running ones");
             };
-            let qmp = controller::provider::qemu::qmp::Qmp::connect(&l.record.qmp, Duration::from_secs(5)).await?;
+            let qmp = controller::provider::qemu::qmp::Qmp::connect(
+                &l.record.qmp,
+                Duration::from_secs(5),
+            )
+            .await?;
             let dir = paths::vms_dir(&cache).join(&name);
             controller::provider::qemu::view::serve(listen, qmp, dir, name.clone(), |a| {
                 println!("live view of {name}: http://{a}/ (Ctrl-C to stop)")
@@ -683,11 +687,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
                         m.inputs.accel,
                         m.state_bytes / 1_048_576,
                         m.disk_bytes / 1_048_576,
-                        m.phases
-                            .iter()
-                            .find(|p| p.0 == "cold boot total")
-                            .map(|p| p.1)
-                            .unwrap_or(0.0)
+                        m.cold_boot_seconds().unwrap_or(0.0)
                     ),
                     None => println!("{}  incomplete", s.dir.display()),
                 }

@@ -6,13 +6,13 @@
 //! The first test to start a VM makes the ready snapshot if the cache has
 //! none (one cold boot); every other VM is a restore.
 
-use controller::provider::qemu::display::png_size;
 use controller::image::{Image, ImageError};
-use controller::pool::Pool;
-use controller::provider::{Provider, ProviderError, StartPath};
-use controller::provider::qemu::{QemuConfig, QemuProvider};
 use controller::paths;
+use controller::pool::Pool;
+use controller::provider::qemu::display::png_size;
+use controller::provider::qemu::{QemuConfig, QemuProvider};
 use controller::provider::reaper;
+use controller::provider::{Provider, ProviderError, StartPath};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};

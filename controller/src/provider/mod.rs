@@ -4,67 +4,120 @@
 //! headless desktop on the host.
 
 pub mod local;
+pub mod process;
 pub mod qemu;
 pub mod reaper;
 
 use crate::agent_client::{AgentClient, AgentError};
 use crate::image::ImageError;
-use crate::provider::qemu::qmp::QmpError;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use serde::Serialize;
 use std::time::Duration;
 
+/// Why a provider could not hand out or keep a machine. The variants are
+/// shared by every provider; what only one provider can report is in its
+/// own enum ([`qemu::QemuError`], [`local::LocalError`]), carried by
+/// [`ProviderError::Start`].
 #[derive(Debug, thiserror::Error)]
 pub enum ProviderError {
+    /// A bad setting or name, or a missing tool: fix the input or the host.
+    #[error("{0}")]
+    Config(String),
     #[error(transparent)]
     Image(#[from] ImageError),
-    #[error("VM {vm}: {source}")]
-    Qmp { vm: String, source: QmpError },
-    #[error("VM {vm}: {source}")]
-    Agent { vm: String, source: Box<AgentError> },
-    #[error("VM {vm}: QEMU (pid {pid}) exited ({status}); last lines of {log}:\n{tail}")]
+    /// A host process of the machine is gone. `machine` says whose (`VM
+    /// x`, `local machine x`), `what` which (`QEMU`, `Xvfb`, ...).
+    #[error("{machine}: {what} (pid {pid}) exited ({status}); last lines of {log}:\n{tail}")]
     Exited {
-        vm: String,
+        machine: String,
+        what: &'static str,
         pid: u32,
         status: String,
         log: String,
         tail: String,
     },
-    #[error("VM {vm}: {what} not reached within {after:?}; last serial console lines:\n{serial}")]
-    Timeout {
-        vm: String,
+    /// The guest agent of a running machine failed.
+    #[error("{machine}: the guest agent failed")]
+    Agent {
+        machine: String,
+        #[source]
+        source: Box<AgentError>,
+    },
+    /// The machine runs but does not answer the host-side way in (QEMU's
+    /// monitor, a screendump).
+    #[error("{machine}: {what}")]
+    Unreachable {
+        machine: String,
         what: String,
-        after: Duration,
-        serial: String,
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
-    #[error("VM {vm}: the guest reported a failure: {line}")]
-    Guest { vm: String, line: String },
-    #[error("ready snapshot {dir}: {message}")]
-    Snapshot { dir: String, message: String },
-    #[error("VM {vm}: KVM was chosen but the guest showed no boot progress within {after:?}")]
-    KvmHang { vm: String, after: Duration },
-    #[error("VM {vm}: the boot stalled: no progress for {waited:?} after `{after}`; last serial console lines:\n{serial}")]
-    BootStalled {
-        vm: String,
-        after: String,
-        waited: Duration,
-        serial: String,
-    },
-    #[error("{source}\n(logs kept in {logs})")]
-    WithLogs {
-        source: Box<ProviderError>,
-        logs: String,
-    },
-    #[error("{0}")]
-    Config(String),
+    /// The provider's own account of a failed start.
     #[error(transparent)]
-    Local(Box<crate::provider::local::LocalError>),
-    #[error("{context}: {source}")]
+    Start(Box<dyn std::error::Error + Send + Sync>),
+    /// A failed start whose logs were kept for a post-mortem.
+    #[error(transparent)]
+    WithLogs(WithLogs),
+    #[error("{context}")]
     Io {
         context: String,
+        #[source]
         source: std::io::Error,
     },
+}
+
+impl ProviderError {
+    /// The provider's own error of type `E` (looking through the kept logs).
+    pub fn start_error<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        match self {
+            ProviderError::Start(e) => e.downcast_ref::<E>(),
+            ProviderError::WithLogs(w) => w.error.start_error(),
+            _ => None,
+        }
+    }
+
+    /// `self` with the note that its logs were kept in `logs`.
+    pub fn with_logs(self, logs: String) -> ProviderError {
+        ProviderError::WithLogs(WithLogs {
+            error: Box::new(self),
+            logs,
+        })
+    }
+}
+
+/// An error and where its logs were kept: shown as the error's message with
+/// the folder after it; its cause is the error's own, so a printed chain
+/// has each part once.
+#[derive(Debug)]
+pub struct WithLogs {
+    pub error: Box<ProviderError>,
+    pub logs: String,
+}
+
+impl std::fmt::Display for WithLogs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}\n(logs kept in {})", self.error, self.logs)
+    }
+}
+
+impl std::error::Error for WithLogs {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
+    }
+}
+
+/// An error and its causes on one line, `: `-separated (for a record
+/// that keeps one string).
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
 }
 
 pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> ProviderError {
@@ -72,10 +125,11 @@ pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> P
     move |source| ProviderError::Io { context, source }
 }
 
-pub(crate) fn agent_err(vm: &str) -> impl FnOnce(AgentError) -> ProviderError {
-    let vm = vm.to_string();
+/// `machine` names the machine as its messages do (`VM x`, `local machine x`).
+pub(crate) fn agent_err(machine: &str) -> impl FnOnce(AgentError) -> ProviderError {
+    let machine = machine.to_string();
     move |source| ProviderError::Agent {
-        vm,
+        machine,
         source: Box::new(source),
     }
 }
@@ -115,6 +169,44 @@ pub struct StartReport {
     pub phases: Vec<(String, f64)>,
     /// Anything worth a line in the log (snapshot created, accel fallback).
     pub notes: Vec<String>,
+    /// What the start did that callers act on (the notes say it in words).
+    /// Not serialized: it only matters to the process that started.
+    #[serde(skip)]
+    pub events: Vec<StartEvent>,
+}
+
+/// Something a start did besides starting the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartEvent {
+    /// It made the ready snapshot first (one cold boot, warm-up and save
+    /// counted in its seconds).
+    CreatedReadySnapshot,
+}
+
+/// The phases that code looks up (the others are only shown). Phases are
+/// kept as `(name, seconds)` pairs because that is what `snapshot.json`
+/// and `vm.json` hold: files written before keep reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Making the ready snapshot, as part of a start.
+    CreateReadySnapshot,
+    /// A whole cold boot, in a snapshot's own phases.
+    ColdBootTotal,
+}
+
+impl Phase {
+    /// The phase's name in a report.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Phase::CreateReadySnapshot => "create ready snapshot",
+            Phase::ColdBootTotal => "cold boot total",
+        }
+    }
+
+    /// Its seconds among `phases`.
+    pub fn find(self, phases: &[(String, f64)]) -> Option<f64> {
+        phases.iter().find(|p| p.0 == self.name()).map(|p| p.1)
+    }
 }
 
 /// A running desktop.
@@ -135,7 +227,7 @@ pub trait Machine: Send + Sync {
     fn diagnose(&self) -> BoxFuture<'_, Option<String>> {
         async move {
             if let Err(e) = self.check() {
-                return Some(e.to_string());
+                return Some(error_chain(&e));
             }
             agent_health_problem(self.agent()).await
         }

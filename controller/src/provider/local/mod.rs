@@ -45,8 +45,9 @@
 //! agent launched outlive a killed controller until the next [`sweep`].
 
 use crate::agent_client::AgentClient;
-use crate::provider::{agent_err, Machine, Provider, ProviderError, StartPath, StartReport};
+use crate::provider::process::{describe_status, keep_logs, log_tail};
 use crate::provider::reaper;
+use crate::provider::{agent_err, Machine, Provider, ProviderError, StartPath, StartReport};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use serde::{Deserialize, Serialize};
@@ -143,15 +144,6 @@ pub enum LocalError {
     AgentMissing { path: PathBuf },
     #[error("local provider: {0}")]
     Setup(String),
-    #[error("local machine {machine}: {what} (pid {pid}) exited ({status}); last lines of {log}:\n{tail}")]
-    Exited {
-        machine: String,
-        what: String,
-        pid: u32,
-        status: String,
-        log: String,
-        tail: String,
-    },
     #[error("local machine {machine}: {what} not up within {after:?} (last: {last}); last lines of {log}:\n{tail}")]
     Timeout {
         machine: String,
@@ -167,23 +159,18 @@ pub enum LocalError {
         first: u32,
         last: u32,
     },
-    #[error("local machine {machine}: {context}: {source}")]
+    #[error("local machine {machine}: {context}")]
     Io {
         machine: String,
         context: String,
+        #[source]
         source: std::io::Error,
     },
 }
 
 impl From<LocalError> for ProviderError {
     fn from(e: LocalError) -> ProviderError {
-        ProviderError::Local(Box::new(e))
-    }
-}
-
-impl From<Box<LocalError>> for ProviderError {
-    fn from(e: Box<LocalError>) -> ProviderError {
-        ProviderError::Local(e)
+        ProviderError::Start(Box::new(e))
     }
 }
 
@@ -480,6 +467,7 @@ impl LocalProvider {
                         seconds: t0.elapsed().as_secs_f64(),
                         phases,
                         notes,
+                        events: vec![],
                     },
                     desk,
                 })
@@ -487,10 +475,7 @@ impl LocalProvider {
             Err(e) => {
                 let logs = desk.keep_logs(&self.cache);
                 drop(desk);
-                Err(ProviderError::WithLogs {
-                    source: Box::new(e.into()),
-                    logs,
-                })
+                Err(e.with_logs(logs))
             }
         }
     }
@@ -499,7 +484,7 @@ impl LocalProvider {
         &self,
         d: &mut Desktop,
         phases: &mut Vec<(String, f64)>,
-    ) -> Result<(AgentClient, Option<u32>), Box<LocalError>> {
+    ) -> Result<(AgentClient, Option<u32>), ProviderError> {
         let name = d.name.clone();
         let io = move |context: String| {
             let machine = name.clone();
@@ -766,7 +751,7 @@ impl LocalProvider {
     /// `unshare` with a fresh mount and PID namespace, whose init mounts
     /// the tmpfs (with `isolate_home`), reports `ready` and reaps orphans.
     /// The init's host pid goes into `d.init`.
-    async fn start_init(&self, d: &mut Desktop) -> Result<(), Box<LocalError>> {
+    async fn start_init(&self, d: &mut Desktop) -> Result<(), ProviderError> {
         const SCRIPT: &str = r#"set -e
 if [ "$1" = 1 ]; then
   mount -t tmpfs -o mode=0755 deskenv-home /home/user
@@ -833,7 +818,7 @@ exec perl -e "$2"
 
     /// Xvfb on the first free display; a display another process took in
     /// the meantime ("already active") is skipped.
-    async fn start_x(&self, d: &mut Desktop) -> Result<(), Box<LocalError>> {
+    async fn start_x(&self, d: &mut Desktop) -> Result<(), ProviderError> {
         let first = self.config.first_display;
         let mut skip = BTreeSet::new();
         for _attempt in 0..10 {
@@ -902,11 +887,12 @@ exec perl -e "$2"
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
         }
-        Err(Box::new(LocalError::NoDisplay {
+        Err(LocalError::NoDisplay {
             machine: d.name.clone(),
             first,
             last: first + DISPLAYS - 1,
-        }))
+        }
+        .into())
     }
 }
 
@@ -1046,7 +1032,7 @@ impl Desktop {
         argv: Vec<OsString>,
         stdout: Option<&str>,
         log: &str,
-    ) -> Result<u32, Box<LocalError>> {
+    ) -> Result<u32, ProviderError> {
         let cmd = self.command(&argv);
         self.launch(what, cmd, stdout, log)
     }
@@ -1057,7 +1043,7 @@ impl Desktop {
         what: &'static str,
         argv: Vec<OsString>,
         log: &str,
-    ) -> Result<u32, Box<LocalError>> {
+    ) -> Result<u32, ProviderError> {
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..]);
         for k in SCRUB {
@@ -1073,7 +1059,7 @@ impl Desktop {
         mut cmd: Command,
         stdout: Option<&str>,
         log: &str,
-    ) -> Result<u32, Box<LocalError>> {
+    ) -> Result<u32, ProviderError> {
         let io = |context: String| {
             let machine = self.name.clone();
             move |source| LocalError::Io {
@@ -1120,7 +1106,7 @@ impl Desktop {
     }
 
     /// The error for a process of the machine that has exited, if it has.
-    fn exit_error(&self, what: &str) -> Option<Box<LocalError>> {
+    fn exit_error(&self, what: &str) -> Option<ProviderError> {
         let mut procs = self.procs.lock().unwrap_or_else(|e| e.into_inner());
         let p = procs.iter_mut().find(|p| p.what == what)?;
         let status = if p.reaped {
@@ -1136,32 +1122,27 @@ impl Desktop {
             }
         };
         let log = self.dir.join(&p.log);
-        Some(Box::new(LocalError::Exited {
-            machine: self.name.clone(),
-            what: what.to_string(),
+        Some(ProviderError::Exited {
+            machine: format!("local machine {}", self.name),
+            what: p.what,
             pid: p.child.id(),
             status,
             log: log.display().to_string(),
-            tail: tail(&log, 15),
-        }))
+            tail: log_tail(&log, 15),
+        })
     }
 
-    fn timeout_error(
-        &self,
-        what: &str,
-        after: Duration,
-        last: String,
-        log: &str,
-    ) -> Box<LocalError> {
+    fn timeout_error(&self, what: &str, after: Duration, last: String, log: &str) -> ProviderError {
         let log = self.dir.join(log);
-        Box::new(LocalError::Timeout {
+        LocalError::Timeout {
             machine: self.name.clone(),
             what: what.to_string(),
             after,
             last,
             log: log.display().to_string(),
-            tail: tail(&log, 15),
-        })
+            tail: log_tail(&log, 15),
+        }
+        .into()
     }
 
     /// Polls `probe` until it answers, failing early when a process in
@@ -1173,7 +1154,7 @@ impl Desktop {
         log: &str,
         timeout: Duration,
         mut probe: F,
-    ) -> Result<T, Box<LocalError>>
+    ) -> Result<T, ProviderError>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, String>>,
@@ -1214,33 +1195,13 @@ impl Desktop {
         }
     }
 
-    /// Copies the logs to `<cache>/failed/<time>-local-<name>/` (the last
-    /// ten failures are kept) and returns that folder.
+    /// Copies the logs to `<cache>/failed/<time>-local-<name>/` and
+    /// returns that folder.
     fn keep_logs(&self, cache: &Path) -> String {
-        let root = cache.join("failed");
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        let dest = root.join(format!("{stamp}-local-{}", self.name));
-        let _ = std::fs::create_dir_all(&dest);
-        for e in std::fs::read_dir(&self.dir).into_iter().flatten().flatten() {
-            let p = e.path();
-            let keep = p
-                .extension()
-                .is_some_and(|x| x == "log" || x == "addr" || x == "json");
-            if keep && p.is_file() {
-                let _ = std::fs::copy(&p, dest.join(e.file_name()));
-            }
-        }
-        if let Ok(entries) = std::fs::read_dir(&root) {
-            let mut all: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-            all.sort();
-            for old in all.iter().take(all.len().saturating_sub(10)) {
-                let _ = std::fs::remove_dir_all(old);
-            }
-        }
-        dest.display().to_string()
+        keep_logs(cache, &format!("local-{}", self.name), &self.dir, |p| {
+            p.extension()
+                .is_some_and(|x| x == "log" || x == "addr" || x == "json")
+        })
     }
 
     /// Ends every process of the machine and removes its files (once).
@@ -1405,7 +1366,7 @@ impl Machine for LocalMachine {
             self.agent
                 .screenshot()
                 .await
-                .map_err(agent_err(&self.desk.name))
+                .map_err(agent_err(&format!("local machine {}", self.desk.name)))
         }
         .boxed()
     }
@@ -1417,7 +1378,7 @@ impl Machine for LocalMachine {
         }
         for w in watch {
             if let Some(e) = self.desk.exit_error(w) {
-                return Err(e.into());
+                return Err(e);
             }
         }
         Ok(())
@@ -1836,21 +1797,6 @@ fn sha256_file(p: &Path) -> std::io::Result<String> {
         h.update(&buf[..n]);
     }
     Ok(hex::encode(h.finalize()))
-}
-
-fn tail(path: &Path, n: usize) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
-fn describe_status(s: std::process::ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (s.code(), s.signal()) {
-        (Some(c), _) => format!("exit code {c}"),
-        (None, Some(sig)) => format!("killed by signal {sig}"),
-        _ => "unknown status".into(),
-    }
 }
 
 fn check_name(name: &str) -> Result<(), ProviderError> {

@@ -28,11 +28,19 @@ pub mod view;
 
 use crate::agent_client::AgentClient;
 use crate::image::Image;
-use crate::provider::{agent_err, io, Machine, Provider, ProviderError, StartPath, StartReport};
+pub mod error;
+
+pub use error::QemuError;
+
+use crate::provider::process::{describe_status, keep_logs, log_tail};
 use crate::provider::qemu::qmp::Qmp;
-use crate::provider::reaper;
 use crate::provider::qemu::serial::SerialLog;
 use crate::provider::qemu::snapshot::{FileLock, KeyInputs, Snapshot, SnapshotMeta};
+use crate::provider::reaper;
+use crate::provider::{
+    agent_err, error_chain, io, Machine, Phase, Provider, ProviderError, StartEvent, StartPath,
+    StartReport,
+};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use serde::{Deserialize, Serialize};
@@ -137,9 +145,6 @@ pub struct QemuProvider {
     announced: std::sync::atomic::AtomicBool,
 }
 
-/// The note a start carries when it made the ready snapshot.
-pub const SNAPSHOT_CREATED: &str = "created the ready snapshot";
-
 /// What `--accel` resolves to before anything starts (`deskenv doctor`).
 #[derive(Debug, Clone, Serialize)]
 pub struct AccelDecision {
@@ -155,29 +160,34 @@ pub struct AccelDecision {
 /// or a host I/O error is not (TCG would fail the same way).
 fn is_accel_failure(e: &ProviderError) -> bool {
     match e {
-        ProviderError::WithLogs { source, .. } => is_accel_failure(source),
-        ProviderError::Config(_)
-        | ProviderError::Image(_)
-        | ProviderError::Io { .. }
-        | ProviderError::Local(_) => false,
-        _ => true,
+        ProviderError::WithLogs(w) => is_accel_failure(&w.error),
+        ProviderError::Config(_) | ProviderError::Image(_) | ProviderError::Io { .. } => false,
+        ProviderError::Start(_) => e.start_error::<QemuError>().is_some(),
+        ProviderError::Exited { .. }
+        | ProviderError::Agent { .. }
+        | ProviderError::Unreachable { .. } => true,
     }
 }
 
 /// One line saying how KVM failed, with QEMU's own last words.
 fn kvm_failure_reason(e: &ProviderError) -> String {
     match e {
-        ProviderError::WithLogs { source, .. } => kvm_failure_reason(source),
+        ProviderError::WithLogs(w) => kvm_failure_reason(&w.error),
         ProviderError::Exited { status, tail, .. } => {
             let last: Vec<&str> = tail.lines().filter(|l| !l.trim().is_empty()).collect();
             let last = last[last.len().saturating_sub(2)..].join(" / ");
             format!("QEMU exited at start under KVM ({status}): {last}")
         }
-        ProviderError::KvmHang { after, .. } => format!(
-            "/dev/kvm opens but the guest printed nothing on its serial console within {after:?} under KVM"
-        ),
+        ProviderError::Start(s) if matches!(s.downcast_ref(), Some(QemuError::KvmHang { .. })) => {
+            let Some(QemuError::KvmHang { after, .. }) = s.downcast_ref() else {
+                unreachable!("matched above")
+            };
+            format!(
+                "/dev/kvm opens but the guest printed nothing on its serial console within {after:?} under KVM"
+            )
+        }
         other => {
-            let text = other.to_string();
+            let text = error_chain(other);
             let first = text.lines().next().unwrap_or("").to_string();
             format!("the start under KVM failed: {first}")
         }
@@ -447,6 +457,7 @@ impl QemuProvider {
         let t0 = Instant::now();
         reaper::sweep(&crate::paths::vms_dir(&self.cache));
         let mut notes = Vec::new();
+        let mut events = Vec::new();
         loop {
             let resolved = self.accel.lock().await;
             let (accel, why, guard) = match resolved.clone() {
@@ -464,7 +475,7 @@ impl QemuProvider {
             };
             let watchdog = self.config.accel == AccelChoice::Auto && accel == Accel::Kvm;
             match self
-                .start_with(name, lifetime, accel, watchdog, &mut notes)
+                .start_with(name, lifetime, accel, watchdog, &mut notes, &mut events)
                 .await
             {
                 Ok(mut vm) => {
@@ -477,18 +488,21 @@ impl QemuProvider {
                         *resolved = Some((accel, why));
                     }
                     vm.started.notes.splice(0..0, notes);
+                    vm.started.events.extend(events);
                     let before: f64 = vm.started.phases.iter().map(|p| p.1).sum();
                     vm.started.seconds = t0.elapsed().as_secs_f64();
                     if vm.started.path == StartPath::Restore
                         && vm
                             .started
-                            .notes
-                            .iter()
-                            .any(|n| n.starts_with(SNAPSHOT_CREATED))
+                            .events
+                            .contains(&StartEvent::CreatedReadySnapshot)
                     {
                         vm.started.phases.insert(
                             0,
-                            ("create ready snapshot".into(), vm.started.seconds - before),
+                            (
+                                Phase::CreateReadySnapshot.name().into(),
+                                vm.started.seconds - before,
+                            ),
                         );
                     }
                     return Ok(vm);
@@ -544,11 +558,12 @@ impl QemuProvider {
         accel: Accel,
         watchdog: bool,
         notes: &mut Vec<String>,
+        events: &mut Vec<StartEvent>,
     ) -> Result<QemuVm, ProviderError> {
         if !self.config.use_snapshot {
             return self.cold_boot(name, lifetime, accel, watchdog).await;
         }
-        let (snap, meta) = self.ensure_snapshot(accel, watchdog, notes).await?;
+        let (snap, meta) = self.ensure_snapshot(accel, watchdog, notes, events).await?;
         self.restore(name, lifetime, &snap, &meta).await
     }
 
@@ -559,6 +574,7 @@ impl QemuProvider {
         accel: Accel,
         watchdog: bool,
         notes: &mut Vec<String>,
+        events: &mut Vec<StartEvent>,
     ) -> Result<(Snapshot, SnapshotMeta), ProviderError> {
         let (snap, inputs) = self.snapshot_for(accel);
         if let Some(meta) = snap.meta() {
@@ -569,7 +585,7 @@ impl QemuProvider {
         let lock_path = crate::paths::snapshots_dir(&self.cache).join("create.lock");
         let _lock = FileLock::acquire(lock_path)
             .await
-            .map_err(|e| ProviderError::Snapshot {
+            .map_err(|e| QemuError::Snapshot {
                 dir: crate::paths::snapshots_dir(&self.cache)
                     .display()
                     .to_string(),
@@ -587,10 +603,11 @@ impl QemuProvider {
         let boot = vm.started.clone();
         let meta = self.save_snapshot(vm, &snap, inputs, boot).await?;
         notes.push(format!(
-            "{SNAPSHOT_CREATED} {} in {:.1}s (cold boot, warm-up, save)",
+            "created the ready snapshot {} in {:.1}s (cold boot, warm-up, save)",
             snap.dir.display(),
             t.elapsed().as_secs_f64()
         ));
+        events.push(StartEvent::CreatedReadySnapshot);
         Ok((snap, meta))
     }
 
@@ -604,7 +621,7 @@ impl QemuProvider {
         boot: StartReport,
     ) -> Result<SnapshotMeta, ProviderError> {
         let mut phases = boot.phases.clone();
-        phases.push(("cold boot total".into(), boot.seconds));
+        phases.push((Phase::ColdBootTotal.name().into(), boot.seconds));
         let warmup = &self.image.manifest.guest.warmup;
         if !warmup.is_empty() {
             let t = Instant::now();
@@ -615,9 +632,9 @@ impl QemuProvider {
                     self.config.warmup_timeout,
                 )
                 .await
-                .map_err(agent_err(&vm.name))?;
+                .map_err(agent_err(&format!("VM {}", vm.name)))?;
             if r.exit_code != Some(0) {
-                return Err(ProviderError::Guest {
+                return Err(QemuError::Guest {
                     vm: vm.name.clone(),
                     line: format!(
                         "warm-up {:?} failed ({:?}): {}",
@@ -625,7 +642,8 @@ impl QemuProvider {
                         r.exit_code,
                         r.stderr.trim()
                     ),
-                });
+                }
+                .into());
             }
             phases.push(("warm-up".into(), t.elapsed().as_secs_f64()));
         }
@@ -639,9 +657,11 @@ impl QemuProvider {
         {
             let mut qmp = vm.qmp.lock().await;
             let q = qmp.as_mut().expect("qmp connected");
-            let qerr = |source| ProviderError::Qmp {
-                vm: vm.name.clone(),
-                source,
+            let qerr = |source| {
+                ProviderError::from(QemuError::Qmp {
+                    vm: vm.name.clone(),
+                    source,
+                })
             };
             q.execute("stop", None).await.map_err(qerr)?;
             q.execute(
@@ -663,16 +683,18 @@ impl QemuProvider {
                 match m.get("status").and_then(|s| s.as_str()).unwrap_or("") {
                     "completed" => break,
                     "failed" | "cancelled" => {
-                        return Err(ProviderError::Snapshot {
+                        return Err(QemuError::Snapshot {
                             dir: dir.display().to_string(),
                             message: format!("saving the machine state failed: {}", m),
-                        })
+                        }
+                        .into())
                     }
                     _ if Instant::now() > deadline => {
-                        return Err(ProviderError::Snapshot {
+                        return Err(QemuError::Snapshot {
                             dir: dir.display().to_string(),
                             message: "saving the machine state took over 300 s".into(),
-                        })
+                        }
+                        .into())
                     }
                     _ => tokio::time::sleep(Duration::from_millis(20)).await,
                 }
@@ -882,6 +904,7 @@ impl QemuProvider {
                         seconds: t0.elapsed().as_secs_f64(),
                         phases,
                         notes: vec![format!("accelerator {}", accel.as_str())],
+                        events: vec![],
                     };
                     return Ok(vm);
                 }
@@ -894,22 +917,20 @@ impl QemuProvider {
                         );
                         continue;
                     }
-                    if matches!(e, ProviderError::KvmHang { .. }) {
+                    if matches!(e.start_error(), Some(QemuError::KvmHang { .. })) {
                         vm.destroy();
                         return Err(e);
                     }
                     let logs = vm.keep_logs(&self.cache);
                     vm.destroy();
-                    if matches!(e, ProviderError::BootStalled { .. }) && attempt < 2 {
+                    if matches!(e.start_error(), Some(QemuError::BootStalled { .. })) && attempt < 2
+                    {
                         eprintln!("deskenv: {e}\ndeskenv: logs kept in {logs}; booting once more");
                         tracing::warn!("boot stalled; retrying once");
                         phases.clear();
                         continue;
                     }
-                    return Err(ProviderError::WithLogs {
-                        source: Box::new(e),
-                        logs,
-                    });
+                    return Err(e.with_logs(logs));
                 }
             }
         }
@@ -924,7 +945,7 @@ impl QemuProvider {
         meta: &SnapshotMeta,
     ) -> Result<QemuVm, ProviderError> {
         let t0 = Instant::now();
-        snap.check(meta).map_err(|e| ProviderError::Snapshot {
+        snap.check(meta).map_err(|e| QemuError::Snapshot {
             dir: snap.dir.display().to_string(),
             message: e.to_string(),
         })?;
@@ -963,6 +984,7 @@ impl QemuProvider {
                         seconds: t0.elapsed().as_secs_f64(),
                         phases,
                         notes: vec![],
+                        events: vec![],
                     };
                     return Ok(vm);
                 }
@@ -975,20 +997,22 @@ impl QemuProvider {
                     }
                     let logs = vm.keep_logs(&self.cache);
                     vm.destroy();
-                    let e = match e {
-                        ProviderError::Exited { .. } | ProviderError::Qmp { .. } => ProviderError::Snapshot {
+                    let restoring = matches!(e, ProviderError::Exited { .. })
+                        || matches!(e.start_error(), Some(QemuError::Qmp { .. }));
+                    let e = if restoring {
+                        QemuError::Snapshot {
                             dir: snap.dir.display().to_string(),
                             message: format!(
-                                "restoring {} failed ({e}); QEMU said: {tail} (if the file is damaged: `deskenv snapshot clear`)",
-                                snap.state().display()
+                                "restoring {} failed ({}); QEMU said: {tail} (if the file is damaged: `deskenv snapshot clear`)",
+                                snap.state().display(),
+                                error_chain(&e)
                             ),
-                        },
-                        other => other,
+                        }
+                        .into()
+                    } else {
+                        e
                     };
-                    return Err(ProviderError::WithLogs {
-                        source: Box::new(e),
-                        logs,
-                    });
+                    return Err(e.with_logs(logs));
                 }
             }
         }
@@ -1103,6 +1127,7 @@ impl QemuVm {
                 seconds: 0.0,
                 phases: vec![],
                 notes: vec![],
+                events: vec![],
             },
             destroyed: std::sync::atomic::AtomicBool::new(false),
         }
@@ -1121,32 +1146,19 @@ impl QemuVm {
     }
 
     fn log_tail(&self, n: usize) -> String {
-        let text = std::fs::read_to_string(self.dir.join("qemu.log")).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(n)..].join("\n")
+        log_tail(&self.dir.join("qemu.log"), n)
     }
 
-    /// Copies the VM's logs to `<cache>/failed/<name>-<time>/` (the last
-    /// ten failures are kept) and returns that folder.
+    /// Copies the VM's logs to `<cache>/failed/<time>-<name>/` and
+    /// returns that folder.
     fn keep_logs(&self, cache: &Path) -> String {
-        let root = cache.join("failed");
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        let dest = root.join(format!("{stamp}-{}", self.name));
-        let _ = std::fs::create_dir_all(&dest);
-        for f in ["serial.log", "qemu.log", "cmdline"] {
-            let _ = std::fs::copy(self.dir.join(f), dest.join(f));
-        }
-        if let Ok(entries) = std::fs::read_dir(&root) {
-            let mut all: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-            all.sort();
-            for old in all.iter().take(all.len().saturating_sub(10)) {
-                let _ = std::fs::remove_dir_all(old);
-            }
-        }
-        dest.display().to_string()
+        keep_logs(cache, &self.name, &self.dir, |p| {
+            p.file_name().is_some_and(|f| {
+                ["serial.log", "qemu.log", "cmdline"]
+                    .iter()
+                    .any(|k| f == *k)
+            })
+        })
     }
 
     /// `Some(status)` once the QEMU process has exited.
@@ -1165,7 +1177,8 @@ impl QemuVm {
 
     fn exited_error(&self, status: String) -> ProviderError {
         ProviderError::Exited {
-            vm: self.name.clone(),
+            machine: format!("VM {}", self.name),
+            what: "QEMU",
             pid: self.pid,
             status,
             log: self.dir.join("qemu.log").display().to_string(),
@@ -1186,10 +1199,11 @@ impl QemuVm {
                     return Ok(());
                 }
                 Err(e) if Instant::now() > deadline => {
-                    return Err(ProviderError::Qmp {
+                    return Err(QemuError::Qmp {
                         vm: self.name.clone(),
                         source: e,
-                    })
+                    }
+                    .into())
                 }
                 Err(_) => {}
             }
@@ -1230,13 +1244,14 @@ impl QemuVm {
                 return Err(self.exited_error(s));
             }
             if let Some(line) = serial.failure(&markers.error) {
-                return Err(ProviderError::Guest {
+                return Err(QemuError::Guest {
                     vm: self.name.clone(),
                     line,
-                });
+                }
+                .into());
             }
             if !(watchdog && serial.is_empty()) && last_step.elapsed() > p.config.boot_stall {
-                return Err(ProviderError::BootStalled {
+                return Err(QemuError::BootStalled {
                     vm: self.name.clone(),
                     after: if next == 0 {
                         "QEMU start".into()
@@ -1245,21 +1260,24 @@ impl QemuVm {
                     },
                     waited: p.config.boot_stall,
                     serial: serial.tail(30),
-                });
+                }
+                .into());
             }
             if watchdog && serial.is_empty() && t0.elapsed() > p.config.kvm_watchdog {
-                return Err(ProviderError::KvmHang {
+                return Err(QemuError::KvmHang {
                     vm: self.name.clone(),
                     after: p.config.kvm_watchdog,
-                });
+                }
+                .into());
             }
             if Instant::now() > deadline {
-                return Err(ProviderError::Timeout {
+                return Err(QemuError::Timeout {
                     vm: self.name.clone(),
                     what: format!("boot marker `{}`", steps[next].1),
                     after: p.config.boot_timeout,
                     serial: serial.tail(20),
-                });
+                }
+                .into());
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -1303,12 +1321,13 @@ impl QemuVm {
             if Instant::now() > deadline {
                 let mut serial = SerialLog::new(&self.dir.join("serial.log"));
                 serial.poll();
-                return Err(ProviderError::Timeout {
+                return Err(QemuError::Timeout {
                     vm: self.name.clone(),
                     what: format!("a healthy guest agent ({want:?}, AT-SPI up; last: {last})"),
                     after: deadline.saturating_duration_since(t),
                     serial: serial.tail(10),
-                });
+                }
+                .into());
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -1326,9 +1345,11 @@ impl QemuVm {
         let t = Instant::now();
         let mut guard = self.qmp.lock().await;
         let q = guard.as_mut().expect("qmp connected");
-        let qerr = |source| ProviderError::Qmp {
-            vm: self.name.clone(),
-            source,
+        let qerr = |source| {
+            ProviderError::from(QemuError::Qmp {
+                vm: self.name.clone(),
+                source,
+            })
         };
         let uri = format!(
             "exec:zstd -d -c -q {}",
@@ -1358,22 +1379,24 @@ impl QemuVm {
                 "paused" | "postmigrate" | "prelaunch" => break,
                 "running" => break,
                 other => {
-                    return Err(ProviderError::Snapshot {
+                    return Err(QemuError::Snapshot {
                         dir: snap.dir.display().to_string(),
                         message: format!(
                             "after loading {} the VM is `{other}`",
                             snap.state().display()
                         ),
-                    })
+                    }
+                    .into())
                 }
             }
             if Instant::now() > deadline {
-                return Err(ProviderError::Timeout {
+                return Err(QemuError::Timeout {
                     vm: self.name.clone(),
                     what: "the end of the incoming migration".into(),
                     after: timeout,
                     serial: String::new(),
-                });
+                }
+                .into());
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
@@ -1400,7 +1423,7 @@ impl QemuVm {
         self.agent
             .set_clock(now.as_millis() as u64)
             .await
-            .map_err(agent_err(&self.name))?;
+            .map_err(agent_err(&format!("VM {}", self.name)))?;
         phases.push(("set clock".into(), t.elapsed().as_secs_f64()));
         Ok(())
     }
@@ -1496,17 +1519,6 @@ pub struct NamedRecord {
     pub started_at: u64,
 }
 
-fn describe_status(s: std::process::ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (s.code(), s.signal()) {
-        (Some(c), _) => format!("exit code {c}"),
-        (None, Some(9)) => "killed by signal 9 (SIGKILL)".into(),
-        (None, Some(15)) => "killed by signal 15 (SIGTERM)".into(),
-        (None, Some(sig)) => format!("killed by signal {sig}"),
-        _ => "unknown status".into(),
-    }
-}
-
 impl Machine for QemuVm {
     fn name(&self) -> &str {
         &self.name
@@ -1528,13 +1540,19 @@ impl Machine for QemuVm {
         async move {
             self.check()?;
             let mut guard = self.qmp.lock().await;
-            let q = guard.as_mut().ok_or_else(|| {
-                ProviderError::Config(format!("VM {}: no QMP connection", self.name))
+            let q = guard.as_mut().ok_or_else(|| ProviderError::Unreachable {
+                machine: format!("VM {}", self.name),
+                what: "no QMP connection".into(),
+                source: None,
             })?;
             display::screendump_png(q, &self.dir)
                 .await
                 .map(|s| s.png)
-                .map_err(|e| ProviderError::Config(format!("VM {}: {e}", self.name)))
+                .map_err(|e| ProviderError::Unreachable {
+                    machine: format!("VM {}", self.name),
+                    what: "the host-side screendump failed".into(),
+                    source: Some(Box::new(e)),
+                })
         }
         .boxed()
     }

@@ -3,10 +3,10 @@
 //! `<cache>/vms/N/vm.json`; `list`, `screenshot` and `down` find it there.
 
 use crate::provider::qemu::display::{self, DisplayError, Screendump};
-use crate::provider::ProviderError;
-use crate::provider::qemu::{NamedRecord, QemuProvider};
 use crate::provider::qemu::qmp::{Qmp, QmpError};
+use crate::provider::qemu::{NamedRecord, QemuProvider};
 use crate::provider::reaper;
+use crate::provider::ProviderError;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

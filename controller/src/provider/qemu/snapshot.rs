@@ -67,6 +67,13 @@ pub struct SnapshotMeta {
     pub phases: Vec<(String, f64)>,
 }
 
+impl SnapshotMeta {
+    /// The seconds of the cold boot that made it.
+    pub fn cold_boot_seconds(&self) -> Option<f64> {
+        crate::provider::Phase::ColdBootTotal.find(&self.phases)
+    }
+}
+
 /// A snapshot folder.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
