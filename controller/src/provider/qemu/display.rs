@@ -15,7 +15,7 @@ use std::time::Instant;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DisplayError {
-    #[error("screendump: {0}")]
+    #[error("screendump")]
     Qmp(#[from] QmpError),
     #[error("screendump file {path}: {message}")]
     Ppm { path: String, message: String },

@@ -589,7 +589,7 @@ impl QemuProvider {
                 dir: crate::paths::snapshots_dir(&self.cache)
                     .display()
                     .to_string(),
-                message: e.to_string(),
+                message: error_chain(&e),
             })?;
         // Another process may have made it while we waited.
         if let Some(meta) = snap.meta() {
@@ -1595,8 +1595,10 @@ impl Machine for QemuVm {
             match qmp {
                 Some(Err(e)) => {
                     return Some(format!(
-                        "QEMU (pid {}) of VM {} is alive, but its QMP monitor does not answer: {e}",
-                        self.pid, self.name
+                        "QEMU (pid {}) of VM {} is alive, but its QMP monitor does not answer: {}",
+                        self.pid,
+                        self.name,
+                        error_chain(&e)
                     ))
                 }
                 Some(Ok(v)) => {

@@ -16,15 +16,24 @@ pub enum NamedError {
     NotFound { name: String, dir: PathBuf },
     #[error("VM `{name}` is not running any more (QEMU pid {pid} is gone); `deskenv vm down --name {name}` cleans up")]
     Gone { name: String, pid: u32 },
-    #[error("VM `{name}`: {source}")]
-    Qmp { name: String, source: QmpError },
-    #[error("VM `{name}`: {source}")]
-    Display { name: String, source: DisplayError },
+    #[error("VM `{name}`: its QMP monitor failed")]
+    Qmp {
+        name: String,
+        #[source]
+        source: QmpError,
+    },
+    #[error("VM `{name}`: the host-side screendump failed")]
+    Display {
+        name: String,
+        #[source]
+        source: DisplayError,
+    },
     #[error(transparent)]
     Provider(#[from] ProviderError),
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Io {
         context: String,
+        #[source]
         source: std::io::Error,
     },
 }

@@ -24,9 +24,10 @@ pub enum SnapshotError {
         file: &'static str,
         reason: String,
     },
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Io {
         context: String,
+        #[source]
         source: std::io::Error,
     },
 }

@@ -18,9 +18,10 @@ use tokio::sync::Mutex;
 pub enum ViewError {
     #[error("live view address {0}: only loopback addresses are allowed (127.0.0.1, ::1)")]
     NotLoopback(SocketAddr),
-    #[error("live view: binding {addr}: {source}")]
+    #[error("live view: binding {addr}")]
     Bind {
         addr: SocketAddr,
+        #[source]
         source: std::io::Error,
     },
 }
@@ -89,7 +90,7 @@ async fn screen(State(s): State<Arc<ViewState>>) -> Response {
             d.png,
         )
             .into_response(),
-        Err(e) => (StatusCode::BAD_GATEWAY, e.to_string()).into_response(),
+        Err(e) => (StatusCode::BAD_GATEWAY, crate::provider::error_chain(&e)).into_response(),
     }
 }
 
