@@ -224,7 +224,7 @@ pub struct LocalProvider {
     namespaces: bool,
     home: HomeMode,
     /// Resolved paths of the programs.
-    tools: std::collections::BTreeMap<&'static str, PathBuf>,
+    tools: Tools,
     displays_used: Mutex<BTreeSet<u32>>,
     agent_sha256: OnceLock<String>,
     warnings: Vec<String>,
@@ -529,178 +529,36 @@ impl LocalProvider {
             lap(phases, "namespace", &mut mark);
         }
 
-        // X, then the session bus (the services it activates get DISPLAY).
-        self.start_x(d).await?;
-        lap(phases, "xvfb", &mut mark);
-        if let Some(xsetroot) = self.tools.get("xsetroot") {
-            // The guest image's background.
-            let _ = probe_output(x_client(xsetroot, d, &["-solid", "#2f4f6f"])).await;
-        }
-        d.spawn(
-            "dbus-daemon",
-            vec![
-                self.tools["dbus-daemon"].clone().into(),
-                "--session".into(),
-                "--nofork".into(),
-                "--nopidfile".into(),
-                format!("--address={}", bus_address(&d.dir.join("run"))).into(),
-                "--print-address=1".into(),
-            ],
-            Some("dbus.addr"),
-            "dbus.log",
-        )?;
-        let addr_file = d.dir.join("dbus.addr");
-        let addr = d
-            .wait_until(
-                "the D-Bus session bus",
-                &["dbus-daemon"],
-                "dbus.log",
-                DBUS_TIMEOUT,
-                || {
-                    let text = std::fs::read_to_string(&addr_file).unwrap_or_default();
-                    let line = text.lines().next().unwrap_or("").trim().to_string();
-                    async move {
-                        if line.is_empty() {
-                            Err("no address printed yet".to_string())
-                        } else {
-                            Ok(line)
-                        }
-                    }
-                },
-            )
-            .await?;
-        lap(phases, "dbus", &mut mark);
-        d.dbus = Some(addr.clone());
-
-        // The AT-SPI bus, the window manager and the agent at once.
-        d.spawn(
-            "at-spi-bus-launcher",
-            vec![
-                self.tools["/usr/libexec/at-spi-bus-launcher"]
-                    .clone()
-                    .into(),
-                "--launch-immediately".into(),
-            ],
-            None,
-            "atspi.log",
-        )?;
-        d.spawn(
-            "openbox",
-            vec![self.tools["openbox"].clone().into(), "--sm-disable".into()],
-            None,
-            "openbox.log",
-        )?;
-        let display = format!(":{}", d.display.expect("X is up"));
-        d.spawn(
-            "deskenv-agent",
-            vec![
-                self.config.agent_bin.clone().into(),
-                "--listen".into(),
-                "127.0.0.1:0".into(),
-                "--display".into(),
-                display.clone().into(),
-                // The host's other work runs under the same uid: only this
-                // desktop's processes count for idleness.
-                "--idle-scope".into(),
-                "display".into(),
-            ],
-            None,
-            "agent.log",
-        )?;
-
-        let xprop = self.tools["xprop"].clone();
-        let xauth = d.dir.join("Xauthority");
-        d.wait_until(
-            "openbox (_NET_SUPPORTING_WM_CHECK on the root window)",
-            &["openbox", "Xvfb"],
-            "openbox.log",
-            WM_TIMEOUT,
-            || {
-                let mut c = tokio::process::Command::new(&xprop);
-                c.args(["-display", &display, "-root", "_NET_SUPPORTING_WM_CHECK"])
-                    .env("XAUTHORITY", &xauth);
-                async move {
-                    let out = probe_output(c).await?;
-                    if out.contains("window id") {
-                        Ok(())
-                    } else {
-                        Err(out.trim().to_string())
-                    }
-                }
+        // The desktop; the agent starts with its window manager.
+        let agent_bin = self.config.agent_bin.clone();
+        start_desktop(
+            &self.tools,
+            d,
+            self.config.first_display,
+            |d| {
+                let display = format!(":{}", d.display.expect("X is up"));
+                d.spawn(
+                    "deskenv-agent",
+                    vec![
+                        agent_bin.clone().into(),
+                        "--listen".into(),
+                        "127.0.0.1:0".into(),
+                        "--display".into(),
+                        display.clone().into(),
+                        // The host's other work runs under the same uid: only this
+                        // desktop's processes count for idleness.
+                        "--idle-scope".into(),
+                        "display".into(),
+                    ],
+                    None,
+                    "agent.log",
+                )?;
+                Ok(())
             },
+            phases,
+            &mut mark,
         )
         .await?;
-        lap(phases, "wm", &mut mark);
-
-        let dbus_send = self.tools["dbus-send"].clone();
-        d.wait_until(
-            "the AT-SPI bus (org.a11y.Bus)",
-            &["at-spi-bus-launcher", "dbus-daemon"],
-            "atspi.log",
-            ATSPI_TIMEOUT,
-            || {
-                let mut c = tokio::process::Command::new(&dbus_send);
-                c.args([
-                    "--session",
-                    "--print-reply",
-                    "--reply-timeout=2000",
-                    "--dest=org.a11y.Bus",
-                    "/org/a11y/bus",
-                    "org.a11y.Bus.GetAddress",
-                ])
-                .env("DBUS_SESSION_BUS_ADDRESS", &addr);
-                async move {
-                    let out = probe_output(c).await?;
-                    if out.contains("string \"") {
-                        Ok(())
-                    } else {
-                        Err(out.trim().to_string())
-                    }
-                }
-            },
-        )
-        .await?;
-        lap(phases, "atspi", &mut mark);
-
-        // The panel, as in the guest image: after the window manager (it
-        // is a dock) and the AT-SPI bus (it joins the tree).
-        if let (Some(panel), Some(xdotool)) =
-            (self.tools.get("xfce4-panel"), self.tools.get("xdotool"))
-        {
-            d.spawn(
-                "xfce4-panel",
-                vec![panel.clone().into(), "--disable-wm-check".into()],
-                None,
-                "panel.log",
-            )?;
-            let d2: &Desktop = d;
-            d2.wait_until(
-                "xfce4-panel (a visible window of class xfce4-panel)",
-                &["xfce4-panel"],
-                "panel.log",
-                PANEL_TIMEOUT,
-                || {
-                    let c = x_client(
-                        xdotool,
-                        d2,
-                        &["search", "--onlyvisible", "--class", "xfce4-panel"],
-                    );
-                    async move {
-                        let out = probe_output(c).await?;
-                        if out
-                            .lines()
-                            .any(|l| !l.is_empty() && l.trim().chars().all(|c| c.is_ascii_digit()))
-                        {
-                            Ok(())
-                        } else {
-                            Err(format!("no window yet {}", out.trim()))
-                        }
-                    }
-                },
-            )
-            .await?;
-            lap(phases, "panel", &mut mark);
-        }
 
         let agent_log = d.dir.join("agent.log");
         let listen = d
@@ -815,85 +673,256 @@ exec perl -e "$2"
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
+}
 
-    /// Xvfb on the first free display; a display another process took in
-    /// the meantime ("already active") is skipped.
-    async fn start_x(&self, d: &mut Desktop) -> Result<(), ProviderError> {
-        let first = self.config.first_display;
-        let mut skip = BTreeSet::new();
-        for _attempt in 0..10 {
-            let n = reserve_display(first, &skip, Path::new("/tmp")).ok_or_else(|| {
-                LocalError::NoDisplay {
-                    machine: d.name.clone(),
-                    first,
-                    last: first + DISPLAYS - 1,
-                }
-            })?;
-            d.display = Some(n);
-            let _ = d.write_record();
-            let log = format!("xvfb-{n}.log");
-            d.spawn(
-                "Xvfb",
-                vec![
-                    self.tools["Xvfb"].clone().into(),
-                    format!(":{n}").into(),
-                    "-screen".into(),
-                    "0".into(),
-                    format!("{}x{}x24", SCREEN.0, SCREEN.1).into(),
-                    "-nolisten".into(),
-                    "tcp".into(),
-                    // Without it the server resets when its last client
-                    // leaves, and a client connecting then is refused.
-                    "-noreset".into(),
-                    "-ac".into(),
-                    "+extension".into(),
-                    "XTEST".into(),
-                    "+extension".into(),
-                    "MIT-SHM".into(),
-                    // No screen saver blanking long episodes.
-                    "-s".into(),
-                    "0".into(),
-                ],
-                None,
-                &log,
-            )?;
-            let socket = x_socket(Path::new("/tmp"), n);
-            let deadline = Instant::now() + X_TIMEOUT;
-            loop {
-                if UnixStream::connect(&socket).is_ok() {
-                    d.x_owned = true;
-                    return Ok(());
-                }
-                if let Some(e) = d.exit_error("Xvfb") {
-                    let text = std::fs::read_to_string(d.dir.join(&log)).unwrap_or_default();
-                    if text.contains("already active") || text.contains("server already running") {
-                        tracing::info!("display :{n} was taken meanwhile; trying the next");
-                        d.forget("Xvfb");
-                        d.display = None;
-                        release_display(n);
-                        skip.insert(n);
-                        break;
-                    }
-                    return Err(e);
-                }
-                if Instant::now() > deadline {
-                    return Err(d.timeout_error(
-                        &format!("Xvfb on :{n}"),
-                        X_TIMEOUT,
-                        format!("{} does not accept connections", socket.display()),
-                        &log,
-                    ));
-                }
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-        }
-        Err(LocalError::NoDisplay {
-            machine: d.name.clone(),
-            first,
-            last: first + DISPLAYS - 1,
-        }
-        .into())
+/// The programs the machines run, by name (resolved paths).
+type Tools = std::collections::BTreeMap<&'static str, PathBuf>;
+
+/// Starts the desktop of `d`: Xvfb on the first free display from
+/// `first_display`, the D-Bus session bus, the AT-SPI bus launcher,
+/// openbox and, when installed, the guest image's background and panel.
+/// `clients` runs once the display and the session bus are up, so what it
+/// starts comes up alongside the window manager. Returns once the window
+/// manager, the AT-SPI bus and the panel answer; each step is a phase.
+async fn start_desktop(
+    tools: &Tools,
+    d: &mut Desktop,
+    first_display: u32,
+    clients: impl FnOnce(&Desktop) -> Result<(), ProviderError>,
+    phases: &mut Vec<(String, f64)>,
+    mark: &mut Instant,
+) -> Result<(), ProviderError> {
+    // X, then the session bus (the services it activates get DISPLAY).
+    start_x(tools, d, first_display).await?;
+    lap(phases, "xvfb", mark);
+    if let Some(xsetroot) = tools.get("xsetroot") {
+        // The guest image's background.
+        let _ = probe_output(x_client(xsetroot, d, &["-solid", "#2f4f6f"])).await;
     }
+    d.spawn(
+        "dbus-daemon",
+        vec![
+            tools["dbus-daemon"].clone().into(),
+            "--session".into(),
+            "--nofork".into(),
+            "--nopidfile".into(),
+            format!("--address={}", bus_address(&d.dir.join("run"))).into(),
+            "--print-address=1".into(),
+        ],
+        Some("dbus.addr"),
+        "dbus.log",
+    )?;
+    let addr_file = d.dir.join("dbus.addr");
+    let addr = d
+        .wait_until(
+            "the D-Bus session bus",
+            &["dbus-daemon"],
+            "dbus.log",
+            DBUS_TIMEOUT,
+            || {
+                let text = std::fs::read_to_string(&addr_file).unwrap_or_default();
+                let line = text.lines().next().unwrap_or("").trim().to_string();
+                async move {
+                    if line.is_empty() {
+                        Err("no address printed yet".to_string())
+                    } else {
+                        Ok(line)
+                    }
+                }
+            },
+        )
+        .await?;
+    lap(phases, "dbus", mark);
+    d.dbus = Some(addr.clone());
+
+    // The AT-SPI bus, the window manager and the agent at once.
+    d.spawn(
+        "at-spi-bus-launcher",
+        vec![
+            tools["/usr/libexec/at-spi-bus-launcher"].clone().into(),
+            "--launch-immediately".into(),
+        ],
+        None,
+        "atspi.log",
+    )?;
+    d.spawn(
+        "openbox",
+        vec![tools["openbox"].clone().into(), "--sm-disable".into()],
+        None,
+        "openbox.log",
+    )?;
+    clients(d)?;
+    let display = format!(":{}", d.display.expect("X is up"));
+    let xprop = tools["xprop"].clone();
+    let xauth = d.dir.join("Xauthority");
+    d.wait_until(
+        "openbox (_NET_SUPPORTING_WM_CHECK on the root window)",
+        &["openbox", "Xvfb"],
+        "openbox.log",
+        WM_TIMEOUT,
+        || {
+            let mut c = tokio::process::Command::new(&xprop);
+            c.args(["-display", &display, "-root", "_NET_SUPPORTING_WM_CHECK"])
+                .env("XAUTHORITY", &xauth);
+            async move {
+                let out = probe_output(c).await?;
+                if out.contains("window id") {
+                    Ok(())
+                } else {
+                    Err(out.trim().to_string())
+                }
+            }
+        },
+    )
+    .await?;
+    lap(phases, "wm", mark);
+
+    let dbus_send = tools["dbus-send"].clone();
+    d.wait_until(
+        "the AT-SPI bus (org.a11y.Bus)",
+        &["at-spi-bus-launcher", "dbus-daemon"],
+        "atspi.log",
+        ATSPI_TIMEOUT,
+        || {
+            let mut c = tokio::process::Command::new(&dbus_send);
+            c.args([
+                "--session",
+                "--print-reply",
+                "--reply-timeout=2000",
+                "--dest=org.a11y.Bus",
+                "/org/a11y/bus",
+                "org.a11y.Bus.GetAddress",
+            ])
+            .env("DBUS_SESSION_BUS_ADDRESS", &addr);
+            async move {
+                let out = probe_output(c).await?;
+                if out.contains("string \"") {
+                    Ok(())
+                } else {
+                    Err(out.trim().to_string())
+                }
+            }
+        },
+    )
+    .await?;
+    lap(phases, "atspi", mark);
+
+    // The panel, as in the guest image: after the window manager (it
+    // is a dock) and the AT-SPI bus (it joins the tree).
+    if let (Some(panel), Some(xdotool)) = (tools.get("xfce4-panel"), tools.get("xdotool")) {
+        d.spawn(
+            "xfce4-panel",
+            vec![panel.clone().into(), "--disable-wm-check".into()],
+            None,
+            "panel.log",
+        )?;
+        let d2: &Desktop = d;
+        d2.wait_until(
+            "xfce4-panel (a visible window of class xfce4-panel)",
+            &["xfce4-panel"],
+            "panel.log",
+            PANEL_TIMEOUT,
+            || {
+                let c = x_client(
+                    xdotool,
+                    d2,
+                    &["search", "--onlyvisible", "--class", "xfce4-panel"],
+                );
+                async move {
+                    let out = probe_output(c).await?;
+                    if out
+                        .lines()
+                        .any(|l| !l.is_empty() && l.trim().chars().all(|c| c.is_ascii_digit()))
+                    {
+                        Ok(())
+                    } else {
+                        Err(format!("no window yet {}", out.trim()))
+                    }
+                }
+            },
+        )
+        .await?;
+        lap(phases, "panel", mark);
+    }
+    Ok(())
+}
+
+/// Xvfb on the first free display; a display another process took in
+/// the meantime ("already active") is skipped.
+async fn start_x(tools: &Tools, d: &mut Desktop, first: u32) -> Result<(), ProviderError> {
+    let mut skip = BTreeSet::new();
+    for _attempt in 0..10 {
+        let n = reserve_display(first, &skip, Path::new("/tmp")).ok_or_else(|| {
+            LocalError::NoDisplay {
+                machine: d.name.clone(),
+                first,
+                last: first + DISPLAYS - 1,
+            }
+        })?;
+        d.display = Some(n);
+        let _ = d.write_record();
+        let log = format!("xvfb-{n}.log");
+        d.spawn(
+            "Xvfb",
+            vec![
+                tools["Xvfb"].clone().into(),
+                format!(":{n}").into(),
+                "-screen".into(),
+                "0".into(),
+                format!("{}x{}x24", SCREEN.0, SCREEN.1).into(),
+                "-nolisten".into(),
+                "tcp".into(),
+                // Without it the server resets when its last client
+                // leaves, and a client connecting then is refused.
+                "-noreset".into(),
+                "-ac".into(),
+                "+extension".into(),
+                "XTEST".into(),
+                "+extension".into(),
+                "MIT-SHM".into(),
+                // No screen saver blanking long episodes.
+                "-s".into(),
+                "0".into(),
+            ],
+            None,
+            &log,
+        )?;
+        let socket = x_socket(Path::new("/tmp"), n);
+        let deadline = Instant::now() + X_TIMEOUT;
+        loop {
+            if UnixStream::connect(&socket).is_ok() {
+                d.x_owned = true;
+                return Ok(());
+            }
+            if let Some(e) = d.exit_error("Xvfb") {
+                let text = std::fs::read_to_string(d.dir.join(&log)).unwrap_or_default();
+                if text.contains("already active") || text.contains("server already running") {
+                    tracing::info!("display :{n} was taken meanwhile; trying the next");
+                    d.forget("Xvfb");
+                    d.display = None;
+                    release_display(n);
+                    skip.insert(n);
+                    break;
+                }
+                return Err(e);
+            }
+            if Instant::now() > deadline {
+                return Err(d.timeout_error(
+                    &format!("Xvfb on :{n}"),
+                    X_TIMEOUT,
+                    format!("{} does not accept connections", socket.display()),
+                    &log,
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    Err(LocalError::NoDisplay {
+        machine: d.name.clone(),
+        first,
+        last: first + DISPLAYS - 1,
+    }
+    .into())
 }
 
 impl Provider for LocalProvider {
