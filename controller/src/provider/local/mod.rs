@@ -14,13 +14,13 @@
 //!    beside it (`<folder>.json`: owner, marker, display) lets [`sweep`]
 //!    end what a dead controller left;
 //! 2. as root, the machine gets a private mount and PID namespace, held by
-//!    a tiny init (`unshare … perl`, which reaps orphans) with its own
+//!    a tiny init ([`namespace`], in Rust, which reaps orphans) with its own
 //!    `/proc` and, with `isolate_home`, a fresh tmpfs on `/home/user`
 //!    (seeded like the guest's: `Desktop/`, MIME defaults, LibreOffice
 //!    without first-start dialogs); every later process enters it with
 //!    `nsenter`. Killing that init ends every process of the namespace at
 //!    once (the kernel does it), the applications the agent launched in
-//!    their own sessions included; the init dies with `unshare`, which dies
+//!    their own sessions included; the init dies with its creator, which dies
 //!    with the controller (parent-death signals), and the reaper kills it
 //!    on SIGINT/SIGTERM, so even a killed controller leaves nothing
 //!    running;
@@ -198,7 +198,7 @@ impl LocalProvider {
             .into());
         }
         let namespaces = if root {
-            match probe_namespaces(&tools["unshare"]) {
+            match probe_namespaces() {
                 Ok(()) => true,
                 Err(why) if config.isolate_home => {
                     return Err(LocalError::Setup(format!(

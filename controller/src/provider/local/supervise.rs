@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// The name of the namespace's creator (`unshare`, the init's parent).
+/// The name of the namespace's creator (the init's parent).
 pub(super) const INIT_PROC: &str = "namespace init";
 
 /// How long ending a machine waits for its processes to be gone.
@@ -168,14 +168,12 @@ impl Desktop {
     }
 
     /// Starts a process outside the namespaces (the namespace's creator).
-    pub(super) fn spawn_plain(
+    pub(super) fn spawn_with(
         &self,
         what: &'static str,
-        argv: Vec<OsString>,
+        mut cmd: Command,
         log: &str,
     ) -> Result<u32, ProviderError> {
-        let mut cmd = Command::new(&argv[0]);
-        cmd.args(&argv[1..]);
         for k in SCRUB {
             cmd.env_remove(k);
         }

@@ -27,11 +27,7 @@ pub(super) const OPTIONAL_TOOLS: &[(&str, &str)] = &[
 ];
 
 /// Programs the namespaces need (root).
-pub(super) const NS_TOOLS: &[(&str, &str)] = &[
-    ("unshare", "util-linux"),
-    ("nsenter", "util-linux"),
-    ("perl", "perl-base"),
-];
+pub(super) const NS_TOOLS: &[(&str, &str)] = &[("nsenter", "util-linux")];
 
 pub(super) fn missing_error(missing: &[(&str, &str)]) -> LocalError {
     let programs: Vec<String> = missing
