@@ -287,3 +287,49 @@ pub async fn agent_health_problem(agent: &AgentClient) -> Option<String> {
         Err(e) => Some(format!("the guest agent does not answer: {e}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chain_names_each_cause_once() {
+        let io = ProviderError::Io {
+            context: "writing /x/owner.json".into(),
+            source: std::io::Error::other("No space left on device"),
+        };
+        let kept = io.with_logs("/cache/failed/1-vm".into());
+        assert_eq!(
+            kept.to_string(),
+            "writing /x/owner.json\n(logs kept in /cache/failed/1-vm)"
+        );
+        assert_eq!(
+            error_chain(&kept),
+            "writing /x/owner.json\n(logs kept in /cache/failed/1-vm): No space left on device"
+        );
+        assert_eq!(
+            format!("{:#}", anyhow::Error::new(kept))
+                .matches("No space")
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn provider_errors_are_found_through_kept_logs() {
+        let e = ProviderError::from(qemu::QemuError::KvmHang {
+            vm: "a".into(),
+            after: Duration::from_secs(20),
+        })
+        .with_logs("/l".into());
+        assert!(matches!(
+            e.start_error::<qemu::QemuError>(),
+            Some(qemu::QemuError::KvmHang { .. })
+        ));
+        assert!(e.start_error::<local::LocalError>().is_none());
+        assert_eq!(
+            Phase::ColdBootTotal.find(&[("cold boot total".into(), 2.5)]),
+            Some(2.5)
+        );
+    }
+}

@@ -347,14 +347,14 @@ impl Desktop {
         if let Some(init) = self.init {
             // The kernel ends every process of the namespace with its init.
             // SAFETY: kill has no memory-safety preconditions; the init is
-            // a child of our unshare, which is not reaped yet, so the init
+            // a child of its creator, which is not reaped yet, so the init
             // is at worst a zombie and the pid still its.
             unsafe {
                 libc::kill(init as i32, libc::SIGKILL);
             }
-            // unshare exits once it has reaped the init, and the init's
+            // The creator exits once it has reaped the init, and the init's
             // exit completes only when every other process of the namespace
-            // is gone: waiting for unshare waits for all of them. The
+            // is gone: waiting for the creator waits for all of them. The
             // nsenter parents are left alone meanwhile: killing them first
             // orphans their children into the dying namespace, which
             // stalls its teardown for about two seconds.

@@ -80,15 +80,12 @@ fn kvm_failure_reason(e: &ProviderError) -> String {
             let last = last[last.len().saturating_sub(2)..].join(" / ");
             format!("QEMU exited at start under KVM ({status}): {last}")
         }
-        ProviderError::Start(s) if matches!(s.downcast_ref(), Some(QemuError::KvmHang { .. })) => {
-            let Some(QemuError::KvmHang { after, .. }) = s.downcast_ref() else {
-                unreachable!("matched above")
-            };
-            format!(
-                "/dev/kvm opens but the guest printed nothing on its serial console within {after:?} under KVM"
-            )
-        }
         other => {
+            if let Some(QemuError::KvmHang { after, .. }) = other.start_error() {
+                return format!(
+                    "/dev/kvm opens but the guest printed nothing on its serial console within {after:?} under KVM"
+                );
+            }
             let text = error_chain(other);
             let first = text.lines().next().unwrap_or("").to_string();
             format!("the start under KVM failed: {first}")
