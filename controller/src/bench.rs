@@ -6,8 +6,8 @@
 //! the port forward.
 
 use crate::image::{self, BuildOptions};
+use crate::provider::qemu::{Lifetime, QemuConfig, QemuProvider};
 use crate::provider::Machine;
-use crate::qemu::{Lifetime, QemuConfig, QemuProvider};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -196,9 +196,8 @@ pub async fn run(
     let first = provider.start_vm("bench-first", Lifetime::Guarded).await?;
     if first
         .started()
-        .notes
-        .iter()
-        .any(|n| n.starts_with(crate::qemu::SNAPSHOT_CREATED))
+        .events
+        .contains(&crate::provider::StartEvent::CreatedReadySnapshot)
     {
         r.snapshot_create_s = Some(first.started().seconds);
     }
@@ -213,8 +212,8 @@ pub async fn run(
     if let Some(meta) = snap.meta() {
         r.snapshot_state_bytes = meta.state_bytes;
         if r.cold_boot_s.is_none() {
-            if let Some((_, s)) = meta.phases.iter().find(|p| p.0 == "cold boot total") {
-                r.cold_boot_s = Stat::of(&[*s]);
+            if let Some(s) = meta.cold_boot_seconds() {
+                r.cold_boot_s = Stat::of(&[s]);
                 progress(&format!(
                     "cold boot: {s:.1}s (from the snapshot's own boot; --skip-cold)"
                 ));
@@ -255,7 +254,7 @@ pub async fn run(
         for _ in 0..3 {
             let mut q = vm.qmp().await;
             if let Some(q) = q.as_mut() {
-                let d = crate::display::screendump_png(q, vm.dir()).await?;
+                let d = crate::provider::qemu::display::screendump_png(q, vm.dir()).await?;
                 dumps.push(d.dump_ms + d.encode_ms);
             }
         }

@@ -5,7 +5,7 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use controller::agent::{ActionSpace, ObservationType};
 use controller::episode::SettleMode;
-use controller::qemu::AccelChoice;
+use controller::provider::qemu::AccelChoice;
 use std::path::PathBuf;
 
 /// Where `deskenv run` writes when no `--out` is given: under `target/`,

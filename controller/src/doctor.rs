@@ -4,7 +4,7 @@
 //! and memory.
 
 use crate::image::Image;
-use crate::qemu::{Accel, QemuConfig, QemuProvider};
+use crate::provider::qemu::{Accel, QemuConfig, QemuProvider};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 pub struct Report {
     pub cache: PathBuf,
     pub qemu: Result<String, String>,
-    pub accel: Option<crate::qemu::AccelDecision>,
+    pub accel: Option<crate::provider::qemu::AccelDecision>,
     pub image: Result<ImageState, String>,
     pub snapshot: Option<SnapshotState>,
     pub disk_free_bytes: Option<u64>,

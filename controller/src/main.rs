@@ -7,7 +7,8 @@ mod commands;
 mod exit;
 
 use clap::Parser;
-use controller::{paths, reaper};
+use controller::paths;
+use controller::provider::reaper;
 use exit::Exit;
 
 fn main() -> std::process::ExitCode {

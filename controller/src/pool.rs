@@ -188,6 +188,7 @@ mod tests {
                         seconds: 0.0,
                         phases: vec![],
                         notes: vec![],
+                        events: vec![],
                     },
                     live: self.live.clone(),
                     ended: false.into(),

@@ -580,9 +580,11 @@ async fn reset(
                 lease.release().await;
                 r
             }
-            Err(e) => {
-                EpisodeResult::env_error(&task2, settings.max_steps, format!("no machine: {e}"))
-            }
+            Err(e) => EpisodeResult::env_error(
+                &task2,
+                settings.max_steps,
+                format!("no machine: {}", crate::error_chain(&e)),
+            ),
         };
         if let Err(e) = write_result(&dir2, &result) {
             tracing::warn!("writing the result into {}: {e}", dir2.display());

@@ -461,7 +461,9 @@ fn a_sigkilled_controller_leaves_nothing_and_the_rerun_completes() {
             .filter_map(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
             .filter_map(|v| v["qemu_pid"].as_u64())
             .map(|p| p as u32)
-            .filter(|&p| controller::reaper::alive(p) && controller::reaper::is_qemu(p))
+            .filter(|&p| {
+                controller::provider::reaper::alive(p) && controller::provider::reaper::is_qemu(p)
+            })
             .collect()
     };
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -11,7 +11,7 @@
 //! (`cargo build -p deskenv-agent`). The tests take turns: one desktop at
 //! a time.
 
-use controller::local::{LocalConfig, LocalMachine, LocalProvider, MARKER_VAR};
+use controller::provider::local::{LocalConfig, LocalMachine, LocalProvider, MARKER_VAR};
 use controller::provider::{Machine, Provider, StartPath};
 use protocol::api::Command;
 use std::path::{Path, PathBuf};
@@ -485,7 +485,7 @@ fn child_controller() {
     };
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        controller::reaper::install_signal_handlers();
+        controller::provider::reaper::install_signal_handlers();
         let p = provider(Path::new(&cache));
         let m = p.start_local("child").await.unwrap();
         m.agent()

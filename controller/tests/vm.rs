@@ -6,12 +6,13 @@
 //! The first test to start a VM makes the ready snapshot if the cache has
 //! none (one cold boot); every other VM is a restore.
 
-use controller::display::png_size;
 use controller::image::{Image, ImageError};
+use controller::paths;
 use controller::pool::Pool;
+use controller::provider::qemu::display::png_size;
+use controller::provider::qemu::{QemuConfig, QemuProvider};
+use controller::provider::reaper;
 use controller::provider::{Provider, ProviderError, StartPath};
-use controller::qemu::{QemuConfig, QemuProvider};
-use controller::{paths, reaper};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -305,7 +306,7 @@ async fn missing_or_corrupt_images_and_state_files_are_clear_errors() {
     assert!(e.contains("base.qcow2 is corrupt: no qcow2 header"), "{e}");
 }
 
-fn accel_of(s: &str) -> controller::qemu::AccelChoice {
+fn accel_of(s: &str) -> controller::provider::qemu::AccelChoice {
     s.parse().unwrap()
 }
 

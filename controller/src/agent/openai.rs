@@ -22,6 +22,7 @@
 use super::{
     ActionSpace, Agent, AgentError, EpisodeContext, Observation, ObservationType, Reply, Usage,
 };
+use crate::error_chain;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use serde_json::{json, Value};
@@ -683,21 +684,6 @@ fn snippet(text: &str) -> String {
         out.push_str("(empty body)");
     }
     out.replace('\n', "\\n")
-}
-
-/// An error and its sources, `: `-joined.
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let s_text = s.to_string();
-        if !out.contains(&s_text) {
-            out.push_str(": ");
-            out.push_str(&s_text);
-        }
-        source = s.source();
-    }
-    out
 }
 
 fn system_prompt(ctx: &EpisodeContext, (w, h): (u32, u32)) -> String {

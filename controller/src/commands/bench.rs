@@ -4,7 +4,7 @@ use super::{open_image, write_json};
 use crate::cli::{defaults, MachineArgs, RunArgs, VmOpts};
 use crate::exit::Exit;
 use controller::bench;
-use controller::qemu::QemuConfig;
+use controller::provider::qemu::QemuConfig;
 use std::path::{Path, PathBuf};
 
 /// `deskenv bench episodes`: `deskenv run` with the scripted agent at

@@ -13,8 +13,8 @@ use crate::cli::{BenchCmd, MachineArgs, SnapshotCmd, TasksCmd, Top, VmCmd, VmOpt
 use crate::exit::Exit;
 use anyhow::bail;
 use controller::image::Image;
+use controller::provider::qemu::{QemuConfig, QemuProvider};
 use controller::provider::Provider;
-use controller::qemu::{QemuConfig, QemuProvider};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -123,7 +123,7 @@ fn make_provider(
             Ok((Arc::new(p), environment))
         }
         crate::cli::ProviderKind::Local => {
-            use controller::local::{LocalConfig, LocalProvider};
+            use controller::provider::local::{LocalConfig, LocalProvider};
             let Some(agent_bin) = LocalProvider::find_agent_bin() else {
                 bail!("--provider local: the guest agent binary (deskenv-agent) was not found next to deskenv or in target/release or target/debug; build it with `cargo build --release -p deskenv-guest-agent`")
             };

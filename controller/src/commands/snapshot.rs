@@ -1,7 +1,7 @@
 //! `deskenv snapshot list|clear`.
 
 use crate::exit::Exit;
-use controller::snapshot;
+use controller::provider::qemu::snapshot;
 use std::path::Path;
 
 pub fn list(cache: &Path) -> anyhow::Result<Exit> {
@@ -17,11 +17,7 @@ pub fn list(cache: &Path) -> anyhow::Result<Exit> {
                 m.inputs.accel,
                 m.state_bytes / 1_048_576,
                 m.disk_bytes / 1_048_576,
-                m.phases
-                    .iter()
-                    .find(|p| p.0 == "cold boot total")
-                    .map(|p| p.1)
-                    .unwrap_or(0.0)
+                m.cold_boot_seconds().unwrap_or(0.0)
             ),
             None => println!("{}  incomplete", s.dir.display()),
         }

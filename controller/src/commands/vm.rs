@@ -4,9 +4,11 @@ use super::provider;
 use crate::cli::VmOpts;
 use crate::exit::Exit;
 use anyhow::{bail, Context};
+use controller::paths;
 use controller::pool::Pool;
+use controller::provider::qemu::named;
+use controller::provider::reaper;
 use controller::provider::Provider;
-use controller::{named, paths, reaper};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -97,9 +99,10 @@ pub async fn view(
     let Some(l) = all.into_iter().find(|l| l.record.name == name) else {
         bail!("no VM named `{name}`; `deskenv vm list` shows the running ones");
     };
-    let qmp = controller::qmp::Qmp::connect(&l.record.qmp, Duration::from_secs(5)).await?;
+    let qmp = controller::provider::qemu::qmp::Qmp::connect(&l.record.qmp, Duration::from_secs(5))
+        .await?;
     let dir = paths::vms_dir(cache).join(&name);
-    controller::view::serve(listen, qmp, dir, name.clone(), |a| {
+    controller::provider::qemu::view::serve(listen, qmp, dir, name.clone(), |a| {
         println!("live view of {name}: http://{a}/ (Ctrl-C to stop)")
     })
     .await?;

@@ -280,7 +280,7 @@ impl Shared {
                 Ok(r)
             }
             Err(e) => {
-                let cause = format!("no machine: {e}");
+                let cause = format!("no machine: {}", crate::error_chain(&e));
                 self.start_failed(&cause);
                 let mut r = EpisodeResult::env_error(task, budget, cause);
                 r.timings.reset_s = t.elapsed().as_secs_f64();

@@ -13,10 +13,11 @@ use tokio::net::UnixStream;
 
 #[derive(Debug, thiserror::Error)]
 pub enum QmpError {
-    #[error("QMP socket {path}: could not connect within {waited:?}: {source}")]
+    #[error("QMP socket {path}: could not connect within {waited:?}")]
     Connect {
         path: PathBuf,
         waited: Duration,
+        #[source]
         source: std::io::Error,
     },
     #[error("QMP `{command}`: no reply within {after:?}")]

@@ -9,13 +9,13 @@
 //! for a first frame no faster than `screendump`; so `screendump` is the
 //! one path.
 
-use crate::qmp::{Qmp, QmpError};
+use crate::provider::qemu::qmp::{Qmp, QmpError};
 use std::path::Path;
 use std::time::Instant;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DisplayError {
-    #[error("screendump: {0}")]
+    #[error("screendump")]
     Qmp(#[from] QmpError),
     #[error("screendump file {path}: {message}")]
     Ppm { path: String, message: String },

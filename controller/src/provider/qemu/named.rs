@@ -2,11 +2,11 @@
 //! (detached: its own session, no death signal) and records it in
 //! `<cache>/vms/N/vm.json`; `list`, `screenshot` and `down` find it there.
 
-use crate::display::{self, DisplayError, Screendump};
+use crate::provider::qemu::display::{self, DisplayError, Screendump};
+use crate::provider::qemu::qmp::{Qmp, QmpError};
+use crate::provider::qemu::{NamedRecord, QemuProvider};
+use crate::provider::reaper;
 use crate::provider::ProviderError;
-use crate::qemu::{NamedRecord, QemuProvider};
-use crate::qmp::{Qmp, QmpError};
-use crate::reaper;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -16,13 +16,13 @@ pub enum NamedError {
     NotFound { name: String, dir: PathBuf },
     #[error("VM `{name}` is not running any more (QEMU pid {pid} is gone); `deskenv vm down --name {name}` cleans up")]
     Gone { name: String, pid: u32 },
-    #[error("VM `{name}`")]
+    #[error("VM `{name}`: its QMP monitor failed")]
     Qmp {
         name: String,
         #[source]
         source: QmpError,
     },
-    #[error("VM `{name}`")]
+    #[error("VM `{name}`: the host-side screendump failed")]
     Display {
         name: String,
         #[source]

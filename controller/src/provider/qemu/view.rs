@@ -2,8 +2,8 @@
 //! served on a loopback address only: a page that reloads `/screen.png`
 //! (a QMP screendump) a few times a second. API: `controller/view-openapi.yaml`.
 
-use crate::display;
-use crate::qmp::Qmp;
+use crate::provider::qemu::display;
+use crate::provider::qemu::qmp::Qmp;
 use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
@@ -90,7 +90,7 @@ async fn screen(State(s): State<Arc<ViewState>>) -> Response {
             d.png,
         )
             .into_response(),
-        Err(e) => (StatusCode::BAD_GATEWAY, e.to_string()).into_response(),
+        Err(e) => (StatusCode::BAD_GATEWAY, crate::error_chain(&e)).into_response(),
     }
 }
 
@@ -99,7 +99,7 @@ mod tests {
     /// Every route in the router is in the OpenAPI file, and back.
     #[test]
     fn openapi_lists_the_routes() {
-        let spec = include_str!("../view-openapi.yaml");
+        let spec = include_str!("../../../view-openapi.yaml");
         let src = include_str!("view.rs");
         let routes: Vec<&str> = src
             .match_indices(".route(\"")

@@ -24,9 +24,10 @@ pub enum SnapshotError {
         file: &'static str,
         reason: String,
     },
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Io {
         context: String,
+        #[source]
         source: std::io::Error,
     },
 }
@@ -65,6 +66,13 @@ pub struct SnapshotMeta {
     pub disk_bytes: u64,
     /// Phases of the boot that made it (seconds).
     pub phases: Vec<(String, f64)>,
+}
+
+impl SnapshotMeta {
+    /// The seconds of the cold boot that made it.
+    pub fn cold_boot_seconds(&self) -> Option<f64> {
+        crate::provider::Phase::ColdBootTotal.find(&self.phases)
+    }
 }
 
 /// A snapshot folder.
