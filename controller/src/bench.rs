@@ -248,7 +248,7 @@ pub async fn run(
         }
         for _ in 0..opts.rtt_samples.max(1) {
             let t = Instant::now();
-            vm.agent().health(Duration::from_secs(5)).await?;
+            vm.guest().health(Duration::from_secs(5)).await?;
             rtt.push(t.elapsed().as_secs_f64() * 1000.0);
         }
         for _ in 0..3 {

@@ -3,8 +3,8 @@
 //! on. Argument groups that several commands take are flattened structs.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use controller::agent::{ActionSpace, ObservationType};
 use controller::episode::SettleMode;
+use controller::policy::{ActionSpace, ObservationType};
 use controller::provider::qemu::AccelChoice;
 use std::path::PathBuf;
 

@@ -16,17 +16,17 @@
 //! let image = Image::latest(&controller::paths::cache_dir(None))?;
 //! let provider = QemuProvider::new(image, QemuConfig::default(), controller::paths::cache_dir(None))?;
 //! let vm = provider.start("demo").await?;
-//! println!("agent at {}, started by {:?} in {:.2}s", vm.agent().base(), vm.started().path, vm.started().seconds);
+//! println!("agent at {}, started by {:?} in {:.2}s", vm.guest().base(), vm.started().path, vm.started().seconds);
 //! vm.shutdown().await;
 //! # Ok(()) }
 //! ```
-pub mod agent;
-pub mod agent_client;
 pub mod bench;
 pub mod doctor;
 pub mod episode;
+pub mod guest_client;
 pub mod image;
 pub mod paths;
+pub mod policy;
 pub mod pool;
 pub mod provider;
 pub mod serve;

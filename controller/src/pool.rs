@@ -119,7 +119,7 @@ impl Drop for Lease {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent_client::AgentClient;
+    use crate::guest_client::GuestClient;
     use crate::provider::{StartPath, StartReport};
     use futures::future::BoxFuture;
     use futures::FutureExt;
@@ -133,7 +133,7 @@ mod tests {
 
     struct Fake {
         name: String,
-        agent: AgentClient,
+        agent: GuestClient,
         report: StartReport,
         live: Arc<AtomicUsize>,
         ended: std::sync::atomic::AtomicBool,
@@ -143,7 +143,7 @@ mod tests {
         fn name(&self) -> &str {
             &self.name
         }
-        fn agent(&self) -> &AgentClient {
+        fn guest(&self) -> &GuestClient {
             &self.agent
         }
         fn started(&self) -> &StartReport {
@@ -182,7 +182,7 @@ mod tests {
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
                 Ok(Box::new(Fake {
                     name: name.to_string(),
-                    agent: AgentClient::new("http://127.0.0.1:9"),
+                    agent: GuestClient::new("http://127.0.0.1:9"),
                     report: StartReport {
                         path: StartPath::Attach,
                         seconds: 0.0,

@@ -18,11 +18,11 @@
 //! timeout; then the episode ends as an agent error and the machine is
 //! freed).
 
-use crate::agent::{
-    ActionSpace, Agent, AgentError, Decision, EpisodeContext, Observation, ObservationType, Reply,
-};
 use crate::episode::runner::{episode_dir, write_result};
 use crate::episode::{run_episode, EndReason, EpisodeResult, EpisodeSettings, SettleMode};
+use crate::policy::{
+    ActionSpace, Decision, EpisodeContext, Observation, ObservationType, Policy, PolicyError, Reply,
+};
 use crate::pool::Pool;
 use crate::task::LoadedTask;
 use axum::body::Bytes;
@@ -211,24 +211,24 @@ impl Drop for Episode {
 
 /// The agent the loop sees: observations go to the HTTP client, replies
 /// come back from its `step` calls.
-struct ChannelAgent {
+struct ChannelPolicy {
     events: mpsc::Sender<Event>,
     replies: mpsc::Receiver<ToLoop>,
     idle: Duration,
 }
 
-impl Agent for ChannelAgent {
+impl Policy for ChannelPolicy {
     fn name(&self) -> &str {
         "http"
     }
 
-    fn reset(&mut self, _ctx: &EpisodeContext) -> Result<(), AgentError> {
+    fn reset(&mut self, _ctx: &EpisodeContext) -> Result<(), PolicyError> {
         Ok(())
     }
 
-    fn next<'a>(&'a mut self, obs: &'a Observation) -> BoxFuture<'a, Result<Reply, AgentError>> {
+    fn next<'a>(&'a mut self, obs: &'a Observation) -> BoxFuture<'a, Result<Reply, PolicyError>> {
         async move {
-            let stopped = |m: &str| AgentError::Stopped {
+            let stopped = |m: &str| PolicyError::Stopped {
                 agent: "http".into(),
                 message: m.into(),
             };
@@ -244,7 +244,7 @@ impl Agent for ChannelAgent {
                 Ok(Some(ToLoop::Reply(r))) => Ok(r),
                 Ok(Some(ToLoop::Stop)) => Err(stopped("the client asked for the evaluation")),
                 Ok(None) => Err(stopped("the client closed the env")),
-                Err(_) => Err(AgentError::Fatal {
+                Err(_) => Err(PolicyError::Fatal {
                     agent: "http".into(),
                     message: format!(
                         "no step from the client within {} s (--idle-timeout)",
@@ -556,7 +556,7 @@ async fn reset(
         .map_err(|e| ServeError::Environment(format!("creating {}: {e}", dir.display())))?;
     let (ev_tx, ev_rx) = mpsc::channel(4);
     let (to_loop, replies) = mpsc::channel(1);
-    let mut agent = ChannelAgent {
+    let mut agent = ChannelPolicy {
         events: ev_tx,
         replies,
         idle: s.cfg.idle_timeout,
@@ -774,7 +774,7 @@ fn decisions(req: &StepRequest, space: ActionSpace) -> Result<Vec<Decision>, Ser
             "POST /v1/envs/ID/step: expected `action` (code, WAIT, DONE, FAIL or an action object) or `response` (a model's raw text)".into(),
         )),
         (action, response) => {
-            crate::agent::decisions_from(action.as_ref(), response.as_deref(), space)
+            crate::policy::decisions_from(action.as_ref(), response.as_deref(), space)
                 .map_err(ServeError::BadAction)
         }
     }

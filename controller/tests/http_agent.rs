@@ -8,9 +8,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use controller::agent::http::{HttpAgent, HttpAgentConfig};
-use controller::agent::{
-    ActionSpace, Agent, AgentError, Decision, EpisodeContext, Observation, ObservationType, Usage,
+use controller::policy::http::{HttpPolicy, HttpPolicyConfig};
+use controller::policy::{
+    ActionSpace, Decision, EpisodeContext, Observation, ObservationType, Policy, PolicyError, Usage,
 };
 use serde_json::{json, Value};
 use std::collections::VecDeque;
@@ -77,8 +77,8 @@ async fn fake_agent(script: Vec<Answer>) -> (Arc<Fake>, String) {
     (fake, format!("http://{addr}"))
 }
 
-fn agent(url: &str, observation: ObservationType, space: ActionSpace) -> HttpAgent {
-    let mut a = HttpAgent::new(HttpAgentConfig {
+fn agent(url: &str, observation: ObservationType, space: ActionSpace) -> HttpPolicy {
+    let mut a = HttpPolicy::new(HttpPolicyConfig {
         url: url.into(),
         timeout: Duration::from_secs(2),
     })
@@ -104,9 +104,9 @@ fn obs(step: usize) -> Observation {
     }
 }
 
-fn call_message(r: Result<controller::agent::Reply, AgentError>) -> String {
+fn call_message(r: Result<controller::policy::Reply, PolicyError>) -> String {
     match r {
-        Err(AgentError::Call { message, .. }) => message,
+        Err(PolicyError::Call { message, .. }) => message,
         Err(e) => panic!("expected a Call error, got: {e}"),
         Ok(r) => panic!("expected a Call error, got {:?}", r.decisions),
     }
@@ -200,7 +200,7 @@ async fn client_errors_and_a_refused_reset_are_fatal() {
     let (_fake, url) = fake_agent(vec![Answer::Raw(404, "no such route")]).await;
     let mut a = agent(&url, ObservationType::Screenshot, ActionSpace::Pyautogui);
     match a.next(&obs(0)).await {
-        Err(AgentError::Fatal { message, .. }) => {
+        Err(PolicyError::Fatal { message, .. }) => {
             assert!(message.contains("refused the episode"), "{message}")
         }
         other => panic!("expected Fatal, got {:?}", other.map(|r| r.decisions)),
@@ -208,7 +208,7 @@ async fn client_errors_and_a_refused_reset_are_fatal() {
     let (_fake, url) = fake_agent(vec![Answer::Raw(422, "bad observation")]).await;
     let mut a = agent(&url, ObservationType::Screenshot, ActionSpace::Pyautogui);
     match a.next(&obs(0)).await {
-        Err(AgentError::Fatal { message, .. }) => {
+        Err(PolicyError::Fatal { message, .. }) => {
             assert!(message.contains("HTTP 422"), "{message}")
         }
         other => panic!("expected Fatal, got {:?}", other.map(|r| r.decisions)),
@@ -224,12 +224,12 @@ async fn an_unreachable_server_is_a_call_error_and_a_bad_url_is_refused() {
     // The reset call fails first: that is fatal (the episode cannot begin).
     assert!(matches!(
         a.next(&obs(0)).await,
-        Err(AgentError::Fatal { .. })
+        Err(PolicyError::Fatal { .. })
     ));
     // Later steps: a transport failure is one failed step.
     let m = call_message(a.next(&obs(3)).await);
     assert!(m.contains(&url), "{m}");
-    let e = HttpAgent::new(HttpAgentConfig {
+    let e = HttpPolicy::new(HttpPolicyConfig {
         url: "localhost:9000".into(),
         timeout: Duration::from_secs(1),
     })

@@ -141,7 +141,7 @@ fn png_size(png: &[u8]) -> (u32, u32) {
 async fn wait_for_window(m: &dyn Machine, class: &str) -> protocol::api::WindowInfo {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let windows = m.agent().windows().await.unwrap();
+        let windows = m.guest().windows().await.unwrap();
         if let Some(w) = windows.iter().find(|w| w.class.eq_ignore_ascii_case(class)) {
             return w.clone();
         }
@@ -179,14 +179,14 @@ async fn a_machine_comes_up_whole_and_shutdown_leaves_nothing() {
         }
         if round == 0 {
             eprintln!("started: {report:?}");
-            let h = m.agent().health(Duration::from_secs(5)).await.unwrap();
+            let h = m.guest().health(Duration::from_secs(5)).await.unwrap();
             assert!(h.atspi, "{h:?}");
             assert_eq!((h.screen.width, h.screen.height), (1920, 1080));
             assert_eq!(h.display, format!(":{}", m.display()));
             let png = m.screenshot().await.unwrap();
             assert_eq!(png_size(&png), (1920, 1080));
             // The accessibility tree is the desktop's (AT-SPI's root).
-            let tree = m.agent().a11y("osworld-xml").await.unwrap();
+            let tree = m.guest().a11y("osworld-xml").await.unwrap();
             let xml = tree.text.unwrap_or_default();
             assert!(xml.contains("desktop-frame"), "{xml}");
             m.check().unwrap();
@@ -232,9 +232,9 @@ async fn a_machine_comes_up_whole_and_shutdown_leaves_nothing() {
     let (a, b) = tokio::join!(p.start_local("par0"), p.start_local("par1"));
     let (a, b) = (a.unwrap(), b.unwrap());
     assert_ne!(a.display(), b.display());
-    assert_ne!(a.agent().base(), b.agent().base());
+    assert_ne!(a.guest().base(), b.guest().base());
     for m in [&a, &b] {
-        let h = m.agent().health(Duration::from_secs(5)).await.unwrap();
+        let h = m.guest().health(Duration::from_secs(5)).await.unwrap();
         assert_eq!(h.display, format!(":{}", m.display()));
         assert!(h.atspi, "{h:?}");
     }
@@ -261,12 +261,12 @@ async fn a_reset_is_real_no_files_or_windows_from_before() {
     let host_before: Vec<bool> = host_files.iter().map(|f| Path::new(f).exists()).collect();
 
     let a = p.start("before").await.unwrap();
-    a.agent()
+    a.guest()
         .put_file("/home/user/x.txt", b"from the first machine\n".to_vec())
         .await
         .unwrap();
     assert_eq!(
-        a.agent()
+        a.guest()
             .get_file("/home/user/x.txt")
             .await
             .unwrap()
@@ -275,7 +275,7 @@ async fn a_reset_is_real_no_files_or_windows_from_before() {
     );
     // A relative path lands in the machine's own home too.
     let r = a
-        .agent()
+        .guest()
         .exec(
             Command::Shell("pwd && echo rel > rel.txt && cat /home/user/rel.txt".into()),
             Duration::from_secs(10),
@@ -284,7 +284,7 @@ async fn a_reset_is_real_no_files_or_windows_from_before() {
         .unwrap();
     assert_eq!(r.exit_code, Some(0), "{r:?}");
     assert_eq!(r.stdout, "/home/user\nrel\n", "{r:?}");
-    a.agent()
+    a.guest()
         .launch(Command::Argv(vec!["mousepad".into()]))
         .await
         .unwrap();
@@ -299,7 +299,7 @@ async fn a_reset_is_real_no_files_or_windows_from_before() {
     assert!(ours().is_empty(), "left after shutdown: {:?}", ours());
 
     let b = p.start("after").await.unwrap();
-    let windows = b.agent().windows().await.unwrap();
+    let windows = b.guest().windows().await.unwrap();
     assert!(
         windows
             .iter()
@@ -307,13 +307,13 @@ async fn a_reset_is_real_no_files_or_windows_from_before() {
         "a window from the first machine: {windows:?}"
     );
     if is_root() {
-        assert_eq!(b.agent().get_file("/home/user/x.txt").await.unwrap(), None);
+        assert_eq!(b.guest().get_file("/home/user/x.txt").await.unwrap(), None);
         assert_eq!(
-            b.agent().get_file("/home/user/rel.txt").await.unwrap(),
+            b.guest().get_file("/home/user/rel.txt").await.unwrap(),
             None
         );
         let listing = b
-            .agent()
+            .guest()
             .exec(
                 Command::Shell("ls -A /home/user".into()),
                 Duration::from_secs(10),
@@ -324,7 +324,7 @@ async fn a_reset_is_real_no_files_or_windows_from_before() {
         assert!(!listing.stdout.contains("x.txt"), "{listing:?}");
         // Inside, only the machine's own processes are visible.
         let ps = b
-            .agent()
+            .guest()
             .exec(
                 Command::Shell("ls /proc | grep -c '^[0-9]'".into()),
                 Duration::from_secs(10),
@@ -336,7 +336,7 @@ async fn a_reset_is_real_no_files_or_windows_from_before() {
     } else {
         eprintln!("not root: /home/user is shared with the host, so only windows are checked");
         let _ = b
-            .agent()
+            .guest()
             .exec(
                 Command::Argv(vec![
                     "rm".into(),
@@ -362,12 +362,12 @@ async fn dropping_a_machine_ends_it_and_the_apps_it_launched() {
     let lease = pool.acquire().await.unwrap();
     // An application in its own session, and a detached shell job.
     lease
-        .agent()
+        .guest()
         .launch(Command::Argv(vec!["mousepad".into()]))
         .await
         .unwrap();
     let r = lease
-        .agent()
+        .guest()
         .exec(
             Command::Shell("setsid sleep 300 >/dev/null 2>&1 < /dev/null & echo started".into()),
             Duration::from_secs(10),
@@ -434,10 +434,10 @@ async fn the_editor_task_is_solved_by_the_oracle_and_not_by_noop() {
             retries: 0,
             environment: environment.clone(),
         });
-        let make_agent: runner::AgentFactory = if agent == "scripted" {
-            Arc::new(|| Ok(Box::new(controller::agent::scripted::ScriptedAgent::default()) as _))
+        let make_agent: runner::PolicyFactory = if agent == "scripted" {
+            Arc::new(|| Ok(Box::new(controller::policy::scripted::ScriptedPolicy::default()) as _))
         } else {
-            Arc::new(|| Ok(Box::new(controller::agent::noop::NoopAgent) as _))
+            Arc::new(|| Ok(Box::new(controller::policy::noop::NoopPolicy) as _))
         };
         let t = Instant::now();
         let finished = runner::run(
@@ -488,7 +488,7 @@ fn child_controller() {
         controller::provider::reaper::install_signal_handlers();
         let p = provider(Path::new(&cache));
         let m = p.start_local("child").await.unwrap();
-        m.agent()
+        m.guest()
             .launch(Command::Argv(vec!["mousepad".into()]))
             .await
             .unwrap();

@@ -7,9 +7,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use controller::agent::openai::{OpenAiAgent, OpenAiConfig};
-use controller::agent::{
-    ActionSpace, Agent, AgentError, Decision, EpisodeContext, Observation, ObservationType, Usage,
+use controller::policy::openai::{OpenAiConfig, OpenAiPolicy};
+use controller::policy::{
+    ActionSpace, Decision, EpisodeContext, Observation, ObservationType, Policy, PolicyError, Usage,
 };
 use serde_json::{json, Value};
 use std::collections::VecDeque;
@@ -138,7 +138,7 @@ fn obs(step: usize) -> Observation {
     }
 }
 
-async fn agent(base_url: &str, observation: ObservationType, space: ActionSpace) -> OpenAiAgent {
+async fn agent(base_url: &str, observation: ObservationType, space: ActionSpace) -> OpenAiPolicy {
     agent_with(config(base_url), observation, space)
 }
 
@@ -146,15 +146,15 @@ fn agent_with(
     config: OpenAiConfig,
     observation: ObservationType,
     space: ActionSpace,
-) -> OpenAiAgent {
-    let mut a = OpenAiAgent::new(config).unwrap();
+) -> OpenAiPolicy {
+    let mut a = OpenAiPolicy::new(config).unwrap();
     a.reset(&ctx(observation, space)).unwrap();
     a
 }
 
-fn call_message(r: Result<controller::agent::Reply, AgentError>) -> String {
+fn call_message(r: Result<controller::policy::Reply, PolicyError>) -> String {
     match r {
-        Err(AgentError::Call { message, .. }) => message,
+        Err(PolicyError::Call { message, .. }) => message,
         Err(e) => panic!("expected a Call error, got: {e}"),
         Ok(r) => panic!("expected a Call error, got {:?}", r.decisions),
     }
@@ -472,7 +472,7 @@ async fn unauthorized_is_fatal_and_the_key_is_sent() {
     };
     let mut a = agent_with(cfg, ObservationType::Screenshot, ActionSpace::Pyautogui);
     match a.next(&obs(0)).await {
-        Err(AgentError::Fatal { message, .. }) => {
+        Err(PolicyError::Fatal { message, .. }) => {
             assert!(
                 message.contains("401") && message.contains("Incorrect API key"),
                 "{message}"
@@ -500,7 +500,7 @@ async fn other_client_errors_are_fatal() {
         fake_model(vec![Answer::Raw(400, "bad request: unknown model", vec![])]).await;
     let mut a = agent(&url, ObservationType::Screenshot, ActionSpace::Pyautogui).await;
     let e = a.next(&obs(0)).await.unwrap_err();
-    assert!(matches!(e, AgentError::Fatal { .. }), "{e}");
+    assert!(matches!(e, PolicyError::Fatal { .. }), "{e}");
     assert!(
         e.to_string().contains("400") && e.to_string().contains("unknown model"),
         "{e}"
@@ -642,10 +642,10 @@ async fn no_history_when_history_turns_is_zero() {
 
 #[tokio::test]
 async fn next_before_reset_and_bad_configs_are_fatal() {
-    let mut a = OpenAiAgent::new(OpenAiConfig::new("http://127.0.0.1:9/v1", "m")).unwrap();
+    let mut a = OpenAiPolicy::new(OpenAiConfig::new("http://127.0.0.1:9/v1", "m")).unwrap();
     let e = a.next(&obs(0)).await.unwrap_err();
     assert!(
-        matches!(e, AgentError::Fatal { .. }) && e.to_string().contains("reset"),
+        matches!(e, PolicyError::Fatal { .. }) && e.to_string().contains("reset"),
         "{e}"
     );
     for (cfg, needle) in [
@@ -654,9 +654,9 @@ async fn next_before_reset_and_bad_configs_are_fatal() {
         (OpenAiConfig::new("http://", "m"), "base_url"),
         (OpenAiConfig::new("http://127.0.0.1:8000/v1", ""), "model"),
     ] {
-        let e = OpenAiAgent::new(cfg).unwrap_err();
+        let e = OpenAiPolicy::new(cfg).unwrap_err();
         assert!(
-            matches!(e, AgentError::Fatal { .. }) && e.to_string().contains(needle),
+            matches!(e, PolicyError::Fatal { .. }) && e.to_string().contains(needle),
             "{e}"
         );
     }

@@ -74,18 +74,18 @@ async fn restored_vm_has_a_desktop_a_screen_an_a11y_tree_and_the_right_time() {
     let pool = pool();
     let vm = pool.acquire().await.expect("a VM");
     assert_eq!(vm.started().path, StartPath::Restore, "{:?}", vm.started());
-    let h = vm.agent().health(Duration::from_secs(5)).await.unwrap();
+    let h = vm.guest().health(Duration::from_secs(5)).await.unwrap();
     assert_eq!((h.screen.width, h.screen.height), (1920, 1080));
     assert!(h.atspi, "AT-SPI is down: {:?}", h.atspi_error);
 
-    let guest = vm.agent().screenshot().await.unwrap();
+    let guest = vm.guest().screenshot().await.unwrap();
     assert_eq!(png_size(&guest), Some((1920, 1080)));
     let host = vm.screenshot().await.unwrap();
     assert_eq!(png_size(&host), Some((1920, 1080)));
 
     // The desktop's own applications are in the tree: the panel, with its
     // application menu.
-    let tree = vm.agent().a11y("osworld-xml").await.unwrap();
+    let tree = vm.guest().a11y("osworld-xml").await.unwrap();
     let xml = tree.text.unwrap_or_default();
     assert!(tree.applications >= 1, "{xml}");
     assert!(xml.contains("name=\"xfce4-panel\""), "{xml}");
@@ -93,7 +93,7 @@ async fn restored_vm_has_a_desktop_a_screen_an_a11y_tree_and_the_right_time() {
 
     // The clock was set to the host's after the restore.
     let r = vm
-        .agent()
+        .guest()
         .exec(
             protocol::api::Command::Shell("date +%s%3N".into()),
             Duration::from_secs(20),
@@ -114,7 +114,7 @@ async fn restored_vm_has_a_desktop_a_screen_an_a11y_tree_and_the_right_time() {
 async fn reset_discards_files_and_windows_and_takes_the_restore_path() {
     let pool = pool();
     let vm = pool.acquire().await.unwrap();
-    vm.agent()
+    vm.guest()
         .put_file(
             "/home/user/reset-marker.txt",
             b"written before the reset\n".to_vec(),
@@ -122,7 +122,7 @@ async fn reset_discards_files_and_windows_and_takes_the_restore_path() {
         .await
         .unwrap();
     let opened = vm
-        .agent()
+        .guest()
         .open("/home/user/reset-marker.txt", None, Duration::from_secs(60))
         .await
         .unwrap();
@@ -131,7 +131,7 @@ async fn reset_discards_files_and_windows_and_takes_the_restore_path() {
         "{:?}",
         opened.window
     );
-    let windows = vm.agent().windows().await.unwrap();
+    let windows = vm.guest().windows().await.unwrap();
     assert!(
         windows.iter().any(|w| w.title.contains("reset-marker")),
         "{windows:?}"
@@ -156,13 +156,13 @@ async fn reset_discards_files_and_windows_and_takes_the_restore_path() {
         "{started:?}"
     );
     assert_eq!(
-        vm.agent()
+        vm.guest()
             .get_file("/home/user/reset-marker.txt")
             .await
             .unwrap(),
         None
     );
-    let windows = vm.agent().windows().await.unwrap();
+    let windows = vm.guest().windows().await.unwrap();
     assert!(
         !windows.iter().any(|w| w.title.contains("reset-marker")),
         "{windows:?}"
@@ -200,7 +200,7 @@ async fn a_killed_qemu_is_reported_and_a_new_vm_can_be_acquired_with_nothing_lef
         msg.contains("exited") && msg.contains("SIGKILL") && msg.contains(&pid.to_string()),
         "{msg}"
     );
-    assert!(vm.agent().health(Duration::from_secs(2)).await.is_err());
+    assert!(vm.guest().health(Duration::from_secs(2)).await.is_err());
     assert!(vm
         .screenshot()
         .await
@@ -212,7 +212,7 @@ async fn a_killed_qemu_is_reported_and_a_new_vm_can_be_acquired_with_nothing_lef
 
     let vm = pool.acquire().await.unwrap();
     assert!(
-        vm.agent()
+        vm.guest()
             .health(Duration::from_secs(5))
             .await
             .unwrap()

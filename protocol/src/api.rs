@@ -150,7 +150,7 @@ pub struct Timings {
 
 /// Reply of `POST /v1/observe`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Observation {
+pub struct ObserveResponse {
     /// The frame size; coordinates in actions are pixels of this frame.
     pub screen: Size,
     pub cursor: (i32, i32),

@@ -109,14 +109,14 @@ pub async fn run_tasks(cache: &Path, a: RunArgs) -> anyhow::Result<RunOutcome> {
 }
 
 /// The agent `--agent` names, checked once here rather than per task.
-fn agent_factory(a: &AgentArgs) -> anyhow::Result<runner::AgentFactory> {
+fn agent_factory(a: &AgentArgs) -> anyhow::Result<runner::PolicyFactory> {
     Ok(match a.agent {
         AgentKind::Scripted => {
-            Arc::new(|| Ok(Box::new(controller::agent::scripted::ScriptedAgent::default()) as _))
+            Arc::new(|| Ok(Box::new(controller::policy::scripted::ScriptedPolicy::default()) as _))
         }
-        AgentKind::Noop => Arc::new(|| Ok(Box::new(controller::agent::noop::NoopAgent) as _)),
+        AgentKind::Noop => Arc::new(|| Ok(Box::new(controller::policy::noop::NoopPolicy) as _)),
         AgentKind::Openai => {
-            use controller::agent::openai::{OpenAiAgent, OpenAiConfig};
+            use controller::policy::openai::{OpenAiConfig, OpenAiPolicy};
             let Some(model) = a.model.clone() else {
                 bail!("--agent openai needs --model")
             };
@@ -131,28 +131,28 @@ fn agent_factory(a: &AgentArgs) -> anyhow::Result<runner::AgentFactory> {
             if let Some(t) = a.max_tokens {
                 c.max_tokens = t;
             }
-            OpenAiAgent::new(c.clone())?;
+            OpenAiPolicy::new(c.clone())?;
             Arc::new(move || {
-                OpenAiAgent::new(c.clone())
+                OpenAiPolicy::new(c.clone())
                     .map(|a| Box::new(a) as _)
                     .map_err(|e| e.to_string())
             })
         }
         AgentKind::Http => {
-            use controller::agent::http::{HttpAgent, HttpAgentConfig};
+            use controller::policy::http::{HttpPolicy, HttpPolicyConfig};
             let Some(url) = a.agent_url.clone() else {
                 bail!("--agent http needs --agent-url (your agent server; deskenv POSTs to URL/reset and URL/predict)")
             };
             if a.agent_timeout <= 0.0 {
                 bail!("--agent-timeout: expected positive seconds");
             }
-            let c = HttpAgentConfig {
+            let c = HttpPolicyConfig {
                 url,
                 timeout: Duration::from_secs_f64(a.agent_timeout),
             };
-            HttpAgent::new(c.clone())?;
+            HttpPolicy::new(c.clone())?;
             Arc::new(move || {
-                HttpAgent::new(c.clone())
+                HttpPolicy::new(c.clone())
                     .map(|a| Box::new(a) as _)
                     .map_err(|e| e.to_string())
             })

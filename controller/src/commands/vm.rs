@@ -154,17 +154,17 @@ async fn smoke_one(pool: Arc<Pool>, i: usize, out: Option<PathBuf>) -> anyhow::R
     for n in &started.notes {
         eprintln!("deskenv: {n}");
     }
-    let h = lease.agent().health(Duration::from_secs(5)).await?;
+    let h = lease.guest().health(Duration::from_secs(5)).await?;
     let text = format!("deskenv smoke test, VM {i}\n");
     lease
-        .agent()
+        .guest()
         .put_file("/tmp/smoke.txt", text.into_bytes())
         .await?;
     let opened = lease
-        .agent()
+        .guest()
         .open("/tmp/smoke.txt", None, Duration::from_secs(60))
         .await?;
-    let guest_png = lease.agent().screenshot().await?;
+    let guest_png = lease.guest().screenshot().await?;
     let host_png = lease.screenshot().await?;
     if let Some(d) = &out {
         std::fs::write(d.join(format!("vm{i}.png")), &host_png)?;

@@ -140,7 +140,7 @@ impl Faults {
                 }
                 Fault::Guest(cmd) => {
                     let r = machine
-                        .agent()
+                        .guest()
                         .launch(protocol::api::Command::Shell(cmd.clone()))
                         .await;
                     // Give a delayed command (`sleep 0.2; kill …`) its time.

@@ -3,7 +3,7 @@
 //! [`Artifact::Missing`] with the reason: the metric then scores 0 and the
 //! reason goes into result.json (OSWorld gets `None` and scores 0 too).
 
-use crate::agent_client::{AgentClient, AgentError};
+use crate::guest_client::{GuestClient, GuestError};
 use crate::task::LoadedTask;
 use evaluators::Artifact;
 use protocol::task::GetterSpec;
@@ -27,7 +27,7 @@ enum GetterError {
     #[error("no `{0}`")]
     NoParameter(&'static str),
     #[error(transparent)]
-    Agent(#[from] AgentError),
+    Guest(#[from] GuestError),
     #[error("`path` and `dest` must be given, as many of each ({paths} and {dests})")]
     PathsAndDests { paths: usize, dests: usize },
     #[error("`dest` {0:?} must be a plain file name")]
@@ -54,7 +54,7 @@ fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> GetterE
 /// Runs a getter; `cache` is the task's folder for fetched files.
 pub async fn collect(
     g: &GetterSpec,
-    agent: &AgentClient,
+    agent: &GuestClient,
     task: &LoadedTask,
     cache: &Path,
 ) -> Artifact {
@@ -66,7 +66,7 @@ pub async fn collect(
 
 async fn collect_inner(
     g: &GetterSpec,
-    agent: &AgentClient,
+    agent: &GuestClient,
     task: &LoadedTask,
     cache: &Path,
 ) -> Result<Artifact, GetterError> {

@@ -11,8 +11,8 @@ pub mod getters;
 pub mod runner;
 pub mod setup;
 
-use crate::agent::{Agent, AgentError, Decision, EpisodeContext, Observation, Usage};
-use crate::agent_client::AgentError as AgentClientError;
+use crate::guest_client::GuestError;
+use crate::policy::{Decision, EpisodeContext, Observation, Policy, PolicyError, Usage};
 use crate::provider::Machine;
 use crate::task::LoadedTask;
 use base64::Engine as _;
@@ -57,8 +57,8 @@ impl std::str::FromStr for SettleMode {
 /// Settings of one episode.
 #[derive(Debug, Clone, Serialize)]
 pub struct EpisodeSettings {
-    pub observation: crate::agent::ObservationType,
-    pub action_space: crate::agent::ActionSpace,
+    pub observation: crate::policy::ObservationType,
+    pub action_space: crate::policy::ActionSpace,
     pub max_steps: usize,
     /// Wall-clock limit of the step loop.
     pub time_limit: Duration,
@@ -77,8 +77,8 @@ pub struct EpisodeSettings {
 impl EpisodeSettings {
     /// The defaults of `deskenv run`, with these spaces and budget.
     pub fn new(
-        observation: crate::agent::ObservationType,
-        action_space: crate::agent::ActionSpace,
+        observation: crate::policy::ObservationType,
+        action_space: crate::policy::ActionSpace,
         max_steps: usize,
     ) -> EpisodeSettings {
         EpisodeSettings {
@@ -364,13 +364,13 @@ impl Episode<'_> {
 
     /// Whether a failed guest call is the environment's fault: the agent
     /// did not answer, or the machine is unwell.
-    async fn guest_failed(&mut self, what: String, e: &AgentClientError) -> bool {
+    async fn guest_failed(&mut self, what: String, e: &GuestError) -> bool {
         if let Some(why) = self.machine.diagnose().await {
             self.r
                 .fault(Status::EnvError, format!("{what}: {e}: {why}"));
             return true;
         }
-        if matches!(e, AgentClientError::Unreachable { .. }) {
+        if matches!(e, GuestError::Unreachable { .. }) {
             self.r.fault(
                 Status::EnvError,
                 format!("{what}: {e} (the guest agent answers again now)"),
@@ -444,7 +444,7 @@ impl Episode<'_> {
 
     /// One observation, its files written. `None`: the episode ends.
     async fn observe(&mut self, step: usize) -> Option<Observed> {
-        let client = self.machine.agent();
+        let client = self.machine.guest();
         let req = ObserveRequest {
             screenshot: self.s.observation.wants_screenshot(),
             image_format: ImageFormat::Png,
@@ -504,7 +504,7 @@ impl Episode<'_> {
 
     /// Runs one decision; the trajectory line's `info` or the error.
     async fn act(&mut self, d: &Decision, step: usize) -> (Result<serde_json::Value, String>, f64) {
-        let client = self.machine.agent();
+        let client = self.machine.guest();
         let settle = match self.s.settle {
             SettleMode::Adaptive => Some(Settle {
                 quiet_ms: 300,
@@ -552,7 +552,7 @@ impl Episode<'_> {
             Err(e) => {
                 // A refused action is the agent's; a guest that does not
                 // answer is the environment's.
-                if matches!(e, AgentClientError::Unreachable { .. }) {
+                if matches!(e, GuestError::Unreachable { .. }) {
                     self.guest_failed(format!("step {step}: act"), &e).await;
                 }
                 (Err(e.to_string()), fixed_ms)
@@ -563,7 +563,7 @@ impl Episode<'_> {
     /// The step loop; returns the last decision.
     async fn step_loop(
         &mut self,
-        agent: &mut dyn Agent,
+        agent: &mut dyn Policy,
         traj: &mut Trajectory,
     ) -> Option<Decision> {
         let s = self.s;
@@ -597,7 +597,7 @@ impl Episode<'_> {
             timing.agent_ms = t.elapsed().as_secs_f64() * 1000.0;
             let reply = match reply {
                 Ok(rep) => rep,
-                Err(AgentError::Call { message, .. }) => {
+                Err(PolicyError::Call { message, .. }) => {
                     step += 1;
                     self.r.errors.push(format!("step {step}: agent: {message}"));
                     let line = serde_json::json!({
@@ -609,7 +609,7 @@ impl Episode<'_> {
                     }
                     continue;
                 }
-                Err(AgentError::Stopped { .. }) => {
+                Err(PolicyError::Stopped { .. }) => {
                     self.r.end = EndReason::Stopped;
                     break;
                 }
@@ -695,7 +695,7 @@ impl Episode<'_> {
             cpu_percent: protocol::api::default_idle_cpu(),
             screen: true,
         };
-        match self.machine.agent().idle(&req).await {
+        match self.machine.guest().idle(&req).await {
             Ok(rep) => {
                 self.r.timings.idle = Some(rep.idle);
                 if !rep.idle {
@@ -724,7 +724,7 @@ impl Episode<'_> {
 pub async fn run_episode(
     machine: &dyn Machine,
     task: &LoadedTask,
-    agent: &mut dyn Agent,
+    agent: &mut dyn Policy,
     s: &EpisodeSettings,
     dir: &Path,
     reset_s: f64,
@@ -745,7 +745,7 @@ pub async fn run_episode(
             return ep.finish();
         }
     };
-    let client = machine.agent();
+    let client = machine.guest();
     let placeholders = Placeholders::default();
     let cache = dir.join("cache");
     let ctx = setup::StepContext {
@@ -815,7 +815,7 @@ pub async fn run_episode(
 async fn evaluate(
     task: &LoadedTask,
     last: Option<&Decision>,
-    client: &crate::agent_client::AgentClient,
+    client: &crate::guest_client::GuestClient,
     cache: &Path,
     r: &mut EpisodeResult,
 ) {

@@ -7,7 +7,7 @@
 //! other task folder is cleared and run again.
 
 use super::{run_episode, Attempt, EpisodeResult, EpisodeSettings, Status};
-use crate::agent::Agent;
+use crate::policy::Policy;
 use crate::pool::Pool;
 use crate::task::LoadedTask;
 use serde::Serialize;
@@ -82,7 +82,7 @@ impl RunOutcome {
 }
 
 /// Builds a fresh agent per episode.
-pub type AgentFactory = Arc<dyn Fn() -> Result<Box<dyn Agent>, String> + Send + Sync>;
+pub type PolicyFactory = Arc<dyn Fn() -> Result<Box<dyn Policy>, String> + Send + Sync>;
 
 fn task_dir(s: &RunSettings, budget: usize, t: &LoadedTask) -> PathBuf {
     let model = if s.budgets.len() > 1 {
@@ -224,7 +224,7 @@ fn failure_shape(cause: &str) -> String {
 struct Shared {
     pool: Arc<Pool>,
     s: Arc<RunSettings>,
-    make_agent: AgentFactory,
+    make_agent: PolicyFactory,
     progress: Arc<dyn Fn(&str) + Send + Sync>,
     starts: std::sync::Mutex<StartFailures>,
     /// finished, successes, run now
@@ -413,7 +413,7 @@ pub async fn run(
     pool: Arc<Pool>,
     s: Arc<RunSettings>,
     tasks: Vec<LoadedTask>,
-    make_agent: AgentFactory,
+    make_agent: PolicyFactory,
     progress: Arc<dyn Fn(&str) + Send + Sync>,
 ) -> Result<RunOutcome, RunError> {
     write_run_json(&s, &tasks, None)?;

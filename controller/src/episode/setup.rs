@@ -2,7 +2,7 @@
 //! fails fails the reset (or the evaluation), naming the step and what the
 //! guest said — OSWorld logs and goes on.
 
-use crate::agent_client::{AgentClient, AgentError};
+use crate::guest_client::{GuestClient, GuestError};
 use crate::task::LoadedTask;
 use protocol::task::{Placeholders, Setup, SetupStep, TaskCommand, Until};
 use std::path::Path;
@@ -26,7 +26,7 @@ enum StepFail {
     /// The step itself failed (a command's exit status, a missing file).
     Task(String),
     /// A call to the guest agent failed.
-    Guest(AgentError),
+    Guest(GuestError),
 }
 
 impl From<String> for StepFail {
@@ -35,8 +35,8 @@ impl From<String> for StepFail {
     }
 }
 
-impl From<AgentError> for StepFail {
-    fn from(e: AgentError) -> StepFail {
+impl From<GuestError> for StepFail {
+    fn from(e: GuestError) -> StepFail {
         StepFail::Guest(e)
     }
 }
@@ -51,7 +51,7 @@ pub struct StepTiming {
 
 /// Everything a step needs.
 pub struct StepContext<'a> {
-    pub agent: &'a AgentClient,
+    pub agent: &'a GuestClient,
     pub task: &'a LoadedTask,
     pub placeholders: &'a Placeholders,
     /// Where `execute` steps with `stdout` save their output (the task's
@@ -80,7 +80,7 @@ pub async fn run_steps(
             let (message, guest_unreachable) = match f {
                 StepFail::Task(m) => (m, false),
                 StepFail::Guest(e) => {
-                    let unreachable = matches!(e, AgentError::Unreachable { .. });
+                    let unreachable = matches!(e, GuestError::Unreachable { .. });
                     (e.to_string(), unreachable)
                 }
             };
@@ -218,7 +218,7 @@ pub const SETUP_IDLE_CAP: Duration = Duration::from_secs(60);
 
 /// Waits until the guest is idle; not idle within `cap` fails the step,
 /// naming what kept it busy.
-async fn wait_idle(a: &AgentClient, cap: Duration) -> Result<(), StepFail> {
+async fn wait_idle(a: &GuestClient, cap: Duration) -> Result<(), StepFail> {
     let req = protocol::api::IdleRequest {
         window_ms: 500,
         max_ms: cap.as_millis() as u64,
@@ -241,7 +241,7 @@ async fn wait_idle(a: &AgentClient, cap: Duration) -> Result<(), StepFail> {
     )))
 }
 
-fn holds(u: &Until, r: &crate::agent_client::OsExec) -> bool {
+fn holds(u: &Until, r: &crate::guest_client::OsExec) -> bool {
     if let Some(code) = u.returncode {
         if r.returncode == code as i64 {
             return true;

@@ -8,8 +8,8 @@ pub mod process;
 pub mod qemu;
 pub mod reaper;
 
-use crate::agent_client::{AgentClient, AgentError};
 use crate::error_chain;
+use crate::guest_client::{GuestClient, GuestError};
 use crate::image::ImageError;
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -40,10 +40,10 @@ pub enum ProviderError {
     },
     /// The guest agent of a running machine failed.
     #[error("{machine}: the guest agent failed")]
-    Agent {
+    Guest {
         machine: String,
         #[source]
-        source: Box<AgentError>,
+        source: Box<GuestError>,
     },
     /// The machine runs but does not answer the host-side way in (QEMU's
     /// monitor, a screendump).
@@ -114,9 +114,9 @@ pub(crate) fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> P
 }
 
 /// `machine` names the machine as its messages do (`VM x`, `local machine x`).
-pub(crate) fn agent_err(machine: &str) -> impl FnOnce(AgentError) -> ProviderError {
+pub(crate) fn agent_err(machine: &str) -> impl FnOnce(GuestError) -> ProviderError {
     let machine = machine.to_string();
-    move |source| ProviderError::Agent {
+    move |source| ProviderError::Guest {
         machine,
         source: Box::new(source),
     }
@@ -201,7 +201,7 @@ impl Phase {
 pub trait Machine: Send + Sync {
     fn name(&self) -> &str;
     /// The guest agent.
-    fn agent(&self) -> &AgentClient;
+    fn guest(&self) -> &GuestClient;
     fn started(&self) -> &StartReport;
     /// The host process id, where there is one.
     fn pid(&self) -> Option<u32>;
@@ -217,7 +217,7 @@ pub trait Machine: Send + Sync {
             if let Err(e) = self.check() {
                 return Some(error_chain(&e));
             }
-            agent_health_problem(self.agent()).await
+            agent_health_problem(self.guest()).await
         }
         .boxed()
     }
@@ -265,10 +265,10 @@ pub(crate) fn unique() -> u64 {
 pub const HEALTH_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// `None` when the guest agent answers `/v1/health`, else what went wrong.
-pub async fn agent_health_problem(agent: &AgentClient) -> Option<String> {
+pub async fn agent_health_problem(agent: &GuestClient) -> Option<String> {
     match agent.health(HEALTH_TIMEOUT).await {
         Ok(_) => None,
-        Err(AgentError::Unreachable { source, .. }) if source.is_timeout() => Some(format!(
+        Err(GuestError::Unreachable { source, .. }) if source.is_timeout() => Some(format!(
             "the guest agent at {} does not answer /v1/health within {HEALTH_TIMEOUT:?}",
             agent.base()
         )),

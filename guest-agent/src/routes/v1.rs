@@ -128,7 +128,7 @@ async fn a11y(
 async fn observe(
     State(s): State<Shared>,
     JsonBody(req): JsonBody<ObserveRequest>,
-) -> Result<Json<Observation>, ApiError> {
+) -> Result<Json<ObserveResponse>, ApiError> {
     check_quality(req.quality)?;
     let t = Instant::now();
     let shot = async {
@@ -164,7 +164,7 @@ async fn observe(
         tree
     });
     timings.total_ms = ms_since(t);
-    Ok(Json(Observation {
+    Ok(Json(ObserveResponse {
         screen: Size {
             width: s.screen.0,
             height: s.screen.1,

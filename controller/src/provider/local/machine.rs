@@ -2,7 +2,7 @@
 //! uses.
 
 use super::supervise::{Desktop, INIT_PROC};
-use crate::agent_client::AgentClient;
+use crate::guest_client::GuestClient;
 use crate::provider::{agent_err, Machine, ProviderError, StartReport};
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -11,7 +11,7 @@ use std::path::Path;
 /// A local desktop.
 pub struct LocalMachine {
     pub(super) desk: Desktop,
-    pub(super) agent: AgentClient,
+    pub(super) agent: GuestClient,
     pub(super) agent_pid: Option<u32>,
     pub(super) started: StartReport,
 }
@@ -75,7 +75,7 @@ impl Machine for LocalMachine {
         &self.desk.name
     }
 
-    fn agent(&self) -> &AgentClient {
+    fn guest(&self) -> &GuestClient {
         &self.agent
     }
 

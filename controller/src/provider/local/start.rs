@@ -6,7 +6,7 @@ use super::home::{seed_home, write_guest_xdg};
 use super::supervise::{lap, Desktop};
 use super::sweep::sweep;
 use super::{check_name, HomeMode, LocalError, LocalMachine, LocalProvider, HOME, SCREEN};
-use crate::agent_client::AgentClient;
+use crate::guest_client::GuestClient;
 use crate::provider::{reaper, unique, ProviderError, StartPath, StartReport};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -79,7 +79,7 @@ impl LocalProvider {
         &self,
         d: &mut Desktop,
         phases: &mut Vec<(String, f64)>,
-    ) -> Result<(AgentClient, Option<u32>), ProviderError> {
+    ) -> Result<(GuestClient, Option<u32>), ProviderError> {
         let name = d.name.clone();
         let io = move |context: String| {
             let machine = name.clone();
@@ -172,7 +172,7 @@ impl LocalProvider {
                 },
             )
             .await?;
-        let agent = AgentClient::new(&format!("http://{listen}"));
+        let agent = GuestClient::new(&format!("http://{listen}"));
         let client = agent.clone();
         d.wait_until(
             "a healthy guest agent (1920x1080, AT-SPI up)",

@@ -67,7 +67,7 @@ fn is_accel_failure(e: &ProviderError) -> bool {
         ProviderError::Config(_) | ProviderError::Image(_) | ProviderError::Io { .. } => false,
         ProviderError::Start(_) => e.start_error::<QemuError>().is_some(),
         ProviderError::Exited { .. }
-        | ProviderError::Agent { .. }
+        | ProviderError::Guest { .. }
         | ProviderError::Unreachable { .. } => true,
     }
 }

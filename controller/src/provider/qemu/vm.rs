@@ -2,8 +2,8 @@
 //! how it ends.
 
 use super::{Accel, Lifetime};
-use crate::agent_client::AgentClient;
 use crate::error_chain;
+use crate::guest_client::GuestClient;
 use crate::provider::process::{describe_status, keep_logs, log_tail};
 use crate::provider::qemu::display;
 use crate::provider::qemu::qmp::Qmp;
@@ -26,7 +26,7 @@ pub struct QemuVm {
     pub(super) lifetime: Lifetime,
     pub(super) accel: Accel,
     pub(super) qmp: tokio::sync::Mutex<Option<Qmp>>,
-    pub(super) agent: AgentClient,
+    pub(super) agent: GuestClient,
     pub(super) started: StartReport,
     pub(super) destroyed: std::sync::atomic::AtomicBool,
 }
@@ -59,7 +59,7 @@ impl QemuVm {
             lifetime,
             accel,
             qmp: tokio::sync::Mutex::new(None),
-            agent: AgentClient::new(&format!("http://127.0.0.1:{port}")),
+            agent: GuestClient::new(&format!("http://127.0.0.1:{port}")),
             started: StartReport {
                 path: StartPath::ColdBoot,
                 seconds: 0.0,
@@ -220,7 +220,7 @@ impl Machine for QemuVm {
         &self.name
     }
 
-    fn agent(&self) -> &AgentClient {
+    fn guest(&self) -> &GuestClient {
         &self.agent
     }
 

@@ -11,8 +11,8 @@
 //!
 //! Failures: HTTP 429, 5xx, connection errors and timeouts are retried with
 //! exponential backoff (honouring `Retry-After`); any other 4xx is
-//! [`AgentError::Fatal`]; retries exhausted or an unusable completion (not
-//! JSON, no choices, no action in the text) is [`AgentError::Call`], which
+//! [`PolicyError::Fatal`]; retries exhausted or an unusable completion (not
+//! JSON, no choices, no action in the text) is [`PolicyError::Call`], which
 //! the loop records as a failed step.
 //!
 //! Transport: `http://` and `https://` endpoints (rustls, with the Mozilla
@@ -20,7 +20,7 @@
 //! failure, retried like a refused connection.
 
 use super::{
-    ActionSpace, Agent, AgentError, EpisodeContext, Observation, ObservationType, Reply, Usage,
+    ActionSpace, EpisodeContext, Observation, ObservationType, Policy, PolicyError, Reply, Usage,
 };
 use crate::error_chain;
 use futures::future::BoxFuture;
@@ -134,7 +134,7 @@ struct Turn {
 }
 
 /// The agent. See the module documentation.
-pub struct OpenAiAgent {
+pub struct OpenAiPolicy {
     config: OpenAiConfig,
     endpoint: String,
     api_key: Option<String>,
@@ -143,9 +143,9 @@ pub struct OpenAiAgent {
     history: VecDeque<Turn>,
 }
 
-impl fmt::Debug for OpenAiAgent {
+impl fmt::Debug for OpenAiPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpenAiAgent")
+        f.debug_struct("OpenAiPolicy")
             .field("config", &self.config)
             .field("endpoint", &self.endpoint)
             .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
@@ -155,24 +155,24 @@ impl fmt::Debug for OpenAiAgent {
     }
 }
 
-fn fatal(message: impl Into<String>) -> AgentError {
-    AgentError::Fatal {
+fn fatal(message: impl Into<String>) -> PolicyError {
+    PolicyError::Fatal {
         agent: AGENT_NAME.into(),
         message: message.into(),
     }
 }
 
-fn call_error(message: impl Into<String>) -> AgentError {
-    AgentError::Call {
+fn call_error(message: impl Into<String>) -> PolicyError {
+    PolicyError::Call {
         agent: AGENT_NAME.into(),
         message: message.into(),
     }
 }
 
-impl OpenAiAgent {
+impl OpenAiPolicy {
     /// Checks the configuration and builds the HTTP client. The API key,
     /// when `api_key_env` names one, is read now.
-    pub fn new(config: OpenAiConfig) -> Result<Self, AgentError> {
+    pub fn new(config: OpenAiConfig) -> Result<Self, PolicyError> {
         let base = config.base_url.trim().trim_end_matches('/').to_string();
         let host = base
             .strip_prefix("http://")
@@ -220,7 +220,7 @@ impl OpenAiAgent {
             .timeout(config.request_timeout)
             .build()
             .map_err(|e| fatal(format!("cannot build the HTTP client: {}", error_chain(&e))))?;
-        Ok(OpenAiAgent {
+        Ok(OpenAiPolicy {
             endpoint: format!("{base}/chat/completions"),
             config,
             api_key,
@@ -251,13 +251,13 @@ impl OpenAiAgent {
 
     /// The chat-completions request body for this observation, as
     /// [`Agent::next`] would send it (after [`Agent::reset`]).
-    pub fn request_body(&self, obs: &Observation) -> Result<Value, AgentError> {
+    pub fn request_body(&self, obs: &Observation) -> Result<Value, PolicyError> {
         Ok(self.build(obs)?.0)
     }
 
     /// The body, and the text-only note of this observation kept for the
     /// later turns.
-    fn build(&self, obs: &Observation) -> Result<(Value, String), AgentError> {
+    fn build(&self, obs: &Observation) -> Result<(Value, String), PolicyError> {
         let ctx = self
             .ctx
             .as_ref()
@@ -352,7 +352,7 @@ impl OpenAiAgent {
     }
 
     /// Posts the body, retrying what is worth retrying.
-    async fn post(&self, body: &Value) -> Result<Value, AgentError> {
+    async fn post(&self, body: &Value) -> Result<Value, PolicyError> {
         let mut retries = 0u32;
         loop {
             let failure = match self.attempt(body).await {
@@ -471,18 +471,18 @@ enum Failure {
     Malformed(String),
 }
 
-impl Agent for OpenAiAgent {
+impl Policy for OpenAiPolicy {
     fn name(&self) -> &str {
         AGENT_NAME
     }
 
-    fn reset(&mut self, ctx: &EpisodeContext) -> Result<(), AgentError> {
+    fn reset(&mut self, ctx: &EpisodeContext) -> Result<(), PolicyError> {
         self.ctx = Some(ctx.clone());
         self.history.clear();
         Ok(())
     }
 
-    fn next<'a>(&'a mut self, obs: &'a Observation) -> BoxFuture<'a, Result<Reply, AgentError>> {
+    fn next<'a>(&'a mut self, obs: &'a Observation) -> BoxFuture<'a, Result<Reply, PolicyError>> {
         async move {
             let started = Instant::now();
             let (body, note) = self.build(obs)?;
@@ -789,15 +789,15 @@ mod tests {
 
     #[test]
     fn config_is_checked_with_clear_messages() {
-        let e = OpenAiAgent::new(OpenAiConfig::new("localhost:8000", "m"))
+        let e = OpenAiPolicy::new(OpenAiConfig::new("localhost:8000", "m"))
             .unwrap_err()
             .to_string();
         assert!(e.contains("base_url"), "{e}");
-        let e = OpenAiAgent::new(OpenAiConfig::new("http://x/v1", " "))
+        let e = OpenAiPolicy::new(OpenAiConfig::new("http://x/v1", " "))
             .unwrap_err()
             .to_string();
         assert!(e.contains("model"), "{e}");
-        let a = OpenAiAgent::new(OpenAiConfig::new("http://127.0.0.1:8000/v1/", "m")).unwrap();
+        let a = OpenAiPolicy::new(OpenAiConfig::new("http://127.0.0.1:8000/v1/", "m")).unwrap();
         assert_eq!(a.endpoint(), "http://127.0.0.1:8000/v1/chat/completions");
     }
 

@@ -19,7 +19,7 @@ use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, thiserror::Error)]
-pub enum AgentError {
+pub enum PolicyError {
     /// The agent cannot go on (no solution, endpoint unusable, …).
     #[error("agent {agent}: {message}")]
     Fatal { agent: String, message: String },
@@ -190,12 +190,12 @@ pub struct Reply {
 }
 
 /// An agent.
-pub trait Agent: Send {
+pub trait Policy: Send {
     fn name(&self) -> &str;
     /// A new episode begins.
-    fn reset(&mut self, ctx: &EpisodeContext) -> Result<(), AgentError>;
+    fn reset(&mut self, ctx: &EpisodeContext) -> Result<(), PolicyError>;
     /// The next decisions for this observation.
-    fn next<'a>(&'a mut self, obs: &'a Observation) -> BoxFuture<'a, Result<Reply, AgentError>>;
+    fn next<'a>(&'a mut self, obs: &'a Observation) -> BoxFuture<'a, Result<Reply, PolicyError>>;
     /// The step loop ended (before postconfig and evaluation).
     fn finished(&mut self, _end: crate::episode::EndReason) {}
 }

@@ -14,12 +14,12 @@
 //!   {"prompt_tokens", "completion_tokens"}`.
 //!
 //! Failures: a refused connection, a timeout, a 5xx or an answer that is
-//! not a valid action is a [`AgentError::Call`] (the loop records the step
+//! not a valid action is a [`PolicyError::Call`] (the loop records the step
 //! as failed and asks again); a 4xx, or a failed `reset`, is
-//! [`AgentError::Fatal`].
+//! [`PolicyError::Fatal`].
 
 use super::{
-    decisions_from, Agent, AgentError, EpisodeContext, Observation, ObservationType, Reply, Usage,
+    decisions_from, EpisodeContext, Observation, ObservationType, Policy, PolicyError, Reply, Usage,
 };
 use base64::Engine as _;
 use futures::future::BoxFuture;
@@ -29,21 +29,21 @@ use std::time::{Duration, Instant};
 
 /// Where the agent server is and how long a call may take.
 #[derive(Debug, Clone)]
-pub struct HttpAgentConfig {
+pub struct HttpPolicyConfig {
     /// e.g. `http://127.0.0.1:9000` (the routes are `/reset`, `/predict`).
     pub url: String,
     pub timeout: Duration,
 }
 
-pub struct HttpAgent {
-    config: HttpAgentConfig,
+pub struct HttpPolicy {
+    config: HttpPolicyConfig,
     client: reqwest::Client,
     ctx: Option<EpisodeContext>,
 }
 
-impl HttpAgent {
-    pub fn new(config: HttpAgentConfig) -> Result<HttpAgent, AgentError> {
-        let fatal = |m: String| AgentError::Fatal {
+impl HttpPolicy {
+    pub fn new(config: HttpPolicyConfig) -> Result<HttpPolicy, PolicyError> {
+        let fatal = |m: String| PolicyError::Fatal {
             agent: "http".into(),
             message: m,
         };
@@ -58,8 +58,8 @@ impl HttpAgent {
             .timeout(config.timeout)
             .build()
             .map_err(|e| fatal(format!("HTTP client: {e}")))?;
-        Ok(HttpAgent {
-            config: HttpAgentConfig { url, ..config },
+        Ok(HttpPolicy {
+            config: HttpPolicyConfig { url, ..config },
             client,
             ctx: None,
         })
@@ -109,21 +109,21 @@ impl HttpAgent {
     }
 }
 
-impl Agent for HttpAgent {
+impl Policy for HttpPolicy {
     fn name(&self) -> &str {
         "http"
     }
 
-    fn reset(&mut self, ctx: &EpisodeContext) -> Result<(), AgentError> {
+    fn reset(&mut self, ctx: &EpisodeContext) -> Result<(), PolicyError> {
         // `reset` is synchronous in the trait; the call itself happens at
         // the first `next`, before the first prediction.
         self.ctx = Some(ctx.clone());
         Ok(())
     }
 
-    fn next<'a>(&'a mut self, obs: &'a Observation) -> BoxFuture<'a, Result<Reply, AgentError>> {
+    fn next<'a>(&'a mut self, obs: &'a Observation) -> BoxFuture<'a, Result<Reply, PolicyError>> {
         async move {
-            let ctx = self.ctx.clone().ok_or_else(|| AgentError::Fatal {
+            let ctx = self.ctx.clone().ok_or_else(|| PolicyError::Fatal {
                 agent: "http".into(),
                 message: "next() before reset()".into(),
             })?;
@@ -137,7 +137,7 @@ impl Agent for HttpAgent {
                     }),
                 )
                 .await
-                .map_err(|(_, m)| AgentError::Fatal {
+                .map_err(|(_, m)| PolicyError::Fatal {
                     agent: "http".into(),
                     message: format!("the agent server refused the episode: {m}"),
                 })?;
@@ -158,18 +158,18 @@ impl Agent for HttpAgent {
             let latency_ms = t.elapsed().as_secs_f64() * 1000.0;
             let v = answer.map_err(|(fatal, message)| {
                 if fatal {
-                    AgentError::Fatal {
+                    PolicyError::Fatal {
                         agent: "http".into(),
                         message,
                     }
                 } else {
-                    AgentError::Call {
+                    PolicyError::Call {
                         agent: "http".into(),
                         message,
                     }
                 }
             })?;
-            let call = |m: String| AgentError::Call {
+            let call = |m: String| PolicyError::Call {
                 agent: "http".into(),
                 message: format!("{}/predict: {m}", self.config.url),
             };

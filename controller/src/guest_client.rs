@@ -5,14 +5,14 @@
 use protocol::api::{
     A11yTree, ActionsRequest, ActionsResponse, ClockRequest, ClockResponse, Command, ErrorBody,
     ExecRequest, ExecResponse, Health, IdleReport, IdleRequest, LaunchRequest, LaunchResponse,
-    Observation, ObserveRequest, OpenRequest, OpenResponse, PyautoguiRequest, WindowInfo,
+    ObserveRequest, ObserveResponse, OpenRequest, OpenResponse, PyautoguiRequest, WindowInfo,
     WindowsResponse,
 };
 use serde::de::DeserializeOwned;
 use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
-pub enum AgentError {
+pub enum GuestError {
     #[error("guest agent {url}: {call}: no answer ({source})")]
     Unreachable {
         url: String,
@@ -37,21 +37,21 @@ pub enum AgentError {
 
 /// The guest agent of one VM.
 #[derive(Debug, Clone)]
-pub struct AgentClient {
+pub struct GuestClient {
     base: String,
     http: reqwest::Client,
 }
 
-impl AgentClient {
+impl GuestClient {
     /// `base` like `http://127.0.0.1:34567`.
-    pub fn new(base: &str) -> AgentClient {
+    pub fn new(base: &str) -> GuestClient {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(2))
             // Connections must not outlive a snapshot or a restore.
             .pool_max_idle_per_host(0)
             .build()
             .expect("reqwest client");
-        AgentClient {
+        GuestClient {
             base: base.trim_end_matches('/').to_string(),
             http,
         }
@@ -66,9 +66,9 @@ impl AgentClient {
         call: &str,
         req: reqwest::RequestBuilder,
         timeout: Duration,
-    ) -> Result<T, AgentError> {
+    ) -> Result<T, GuestError> {
         let bytes = self.send_bytes(call, req, timeout).await?;
-        serde_json::from_slice(&bytes).map_err(|e| AgentError::Reply {
+        serde_json::from_slice(&bytes).map_err(|e| GuestError::Reply {
             url: self.base.clone(),
             call: call.to_string(),
             message: format!(
@@ -83,8 +83,8 @@ impl AgentClient {
         call: &str,
         req: reqwest::RequestBuilder,
         timeout: Duration,
-    ) -> Result<Vec<u8>, AgentError> {
-        let unreachable = |source| AgentError::Unreachable {
+    ) -> Result<Vec<u8>, GuestError> {
+        let unreachable = |source| GuestError::Unreachable {
             url: self.base.clone(),
             call: call.to_string(),
             source,
@@ -101,7 +101,7 @@ impl AgentClient {
                     String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned(),
                 ),
             };
-            return Err(AgentError::Status {
+            return Err(GuestError::Status {
                 url: self.base.clone(),
                 call: call.to_string(),
                 status: status.as_u16(),
@@ -112,7 +112,7 @@ impl AgentClient {
         Ok(bytes.to_vec())
     }
 
-    pub async fn health(&self, timeout: Duration) -> Result<Health, AgentError> {
+    pub async fn health(&self, timeout: Duration) -> Result<Health, GuestError> {
         self.send(
             "GET /v1/health",
             self.http.get(format!("{}/v1/health", self.base)),
@@ -126,7 +126,7 @@ impl AgentClient {
         &self,
         command: Command,
         timeout: Duration,
-    ) -> Result<ExecResponse, AgentError> {
+    ) -> Result<ExecResponse, GuestError> {
         let body = ExecRequest {
             command,
             timeout_ms: Some(timeout.as_millis() as u64),
@@ -140,7 +140,7 @@ impl AgentClient {
     }
 
     /// Sets the guest's clock.
-    pub async fn set_clock(&self, unix_ms: u64) -> Result<ClockResponse, AgentError> {
+    pub async fn set_clock(&self, unix_ms: u64) -> Result<ClockResponse, GuestError> {
         let req = self
             .http
             .post(format!("{}/v1/clock", self.base))
@@ -149,7 +149,7 @@ impl AgentClient {
             .await
     }
 
-    pub async fn launch(&self, command: Command) -> Result<LaunchResponse, AgentError> {
+    pub async fn launch(&self, command: Command) -> Result<LaunchResponse, GuestError> {
         let body = LaunchRequest {
             command,
             cwd: None,
@@ -169,7 +169,7 @@ impl AgentClient {
         path: &str,
         window: Option<&str>,
         timeout: Duration,
-    ) -> Result<OpenResponse, AgentError> {
+    ) -> Result<OpenResponse, GuestError> {
         let body = OpenRequest {
             path: path.to_string(),
             window: window.map(str::to_string),
@@ -180,7 +180,7 @@ impl AgentClient {
             .await
     }
 
-    pub async fn windows(&self) -> Result<Vec<WindowInfo>, AgentError> {
+    pub async fn windows(&self) -> Result<Vec<WindowInfo>, GuestError> {
         let r: WindowsResponse = self
             .send(
                 "GET /v1/windows",
@@ -191,7 +191,7 @@ impl AgentClient {
         Ok(r.windows)
     }
 
-    pub async fn put_file(&self, path: &str, bytes: Vec<u8>) -> Result<(), AgentError> {
+    pub async fn put_file(&self, path: &str, bytes: Vec<u8>) -> Result<(), GuestError> {
         let req = self
             .http
             .put(format!("{}/v1/files", self.base))
@@ -203,7 +203,7 @@ impl AgentClient {
     }
 
     /// The file's bytes, or `None` when it does not exist.
-    pub async fn get_file(&self, path: &str) -> Result<Option<Vec<u8>>, AgentError> {
+    pub async fn get_file(&self, path: &str) -> Result<Option<Vec<u8>>, GuestError> {
         let req = self
             .http
             .get(format!("{}/v1/files", self.base))
@@ -213,13 +213,13 @@ impl AgentClient {
             .await
         {
             Ok(b) => Ok(Some(b)),
-            Err(AgentError::Status { status: 404, .. }) => Ok(None),
+            Err(GuestError::Status { status: 404, .. }) => Ok(None),
             Err(e) => Err(e),
         }
     }
 
     /// A PNG screenshot taken by the agent.
-    pub async fn screenshot(&self) -> Result<Vec<u8>, AgentError> {
+    pub async fn screenshot(&self) -> Result<Vec<u8>, GuestError> {
         self.send_bytes(
             "GET /v1/screenshot",
             self.http.get(format!("{}/v1/screenshot", self.base)),
@@ -230,7 +230,7 @@ impl AgentClient {
 
     /// The accessibility tree: `format` is `osworld-xml`, `json` or
     /// `linear` (OSWorld's table).
-    pub async fn a11y(&self, format: &str) -> Result<A11yTree, AgentError> {
+    pub async fn a11y(&self, format: &str) -> Result<A11yTree, GuestError> {
         let req = self
             .http
             .get(format!("{}/v1/a11y", self.base))
@@ -240,7 +240,7 @@ impl AgentClient {
     }
 
     /// Screenshot and/or a11y tree in one round trip.
-    pub async fn observe(&self, req: &ObserveRequest) -> Result<Observation, AgentError> {
+    pub async fn observe(&self, req: &ObserveRequest) -> Result<ObserveResponse, GuestError> {
         let r = self
             .http
             .post(format!("{}/v1/observe", self.base))
@@ -250,7 +250,7 @@ impl AgentClient {
     }
 
     /// `computer_13` actions, with an optional settle.
-    pub async fn actions(&self, req: &ActionsRequest) -> Result<ActionsResponse, AgentError> {
+    pub async fn actions(&self, req: &ActionsRequest) -> Result<ActionsResponse, GuestError> {
         let r = self
             .http
             .post(format!("{}/v1/actions", self.base))
@@ -261,14 +261,14 @@ impl AgentClient {
 
     /// Waits until the guest is idle (CPU, and the screen unless
     /// `req.screen` is false) or `req.max_ms` passes; `idle: false` then.
-    pub async fn idle(&self, req: &IdleRequest) -> Result<IdleReport, AgentError> {
+    pub async fn idle(&self, req: &IdleRequest) -> Result<IdleReport, GuestError> {
         let r = self.http.post(format!("{}/v1/idle", self.base)).json(req);
         let timeout = Duration::from_millis(req.max_ms) + Duration::from_secs(5);
         self.send("POST /v1/idle", r, timeout).await
     }
 
     /// pyautogui code, parsed into actions by the agent.
-    pub async fn pyautogui(&self, req: &PyautoguiRequest) -> Result<ActionsResponse, AgentError> {
+    pub async fn pyautogui(&self, req: &PyautoguiRequest) -> Result<ActionsResponse, GuestError> {
         let r = self
             .http
             .post(format!("{}/v1/pyautogui", self.base))
@@ -284,7 +284,7 @@ impl AgentClient {
         &self,
         command: &serde_json::Value,
         shell: bool,
-    ) -> Result<OsExec, AgentError> {
+    ) -> Result<OsExec, GuestError> {
         let body = serde_json::json!({ "command": command, "shell": shell });
         let r = self
             .http
@@ -315,7 +315,7 @@ impl AgentClient {
         window_name: &str,
         strict: bool,
         by_class: bool,
-    ) -> Result<(), AgentError> {
+    ) -> Result<(), GuestError> {
         let route = if close {
             "/setup/close_window"
         } else {

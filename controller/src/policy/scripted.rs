@@ -1,24 +1,24 @@
 //! The oracle: replays the task's `solution`, one step per entry, then
 //! DONE. A task without a solution cannot be run with this agent.
 
-use super::{Agent, AgentError, Decision, EpisodeContext, Observation, Reply};
+use super::{Decision, EpisodeContext, Observation, Policy, PolicyError, Reply};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use protocol::task::SolutionStep;
 
 #[derive(Debug, Default)]
-pub struct ScriptedAgent {
+pub struct ScriptedPolicy {
     steps: Vec<Decision>,
     next: usize,
 }
 
-impl ScriptedAgent {
+impl ScriptedPolicy {
     /// The decisions a solution replays.
     pub fn decisions(
         task_id: &str,
         solution: &[SolutionStep],
-    ) -> Result<Vec<Decision>, AgentError> {
-        let fatal = |i: usize, m: String| AgentError::Fatal {
+    ) -> Result<Vec<Decision>, PolicyError> {
+        let fatal = |i: usize, m: String| PolicyError::Fatal {
             agent: "scripted".into(),
             message: format!("task {task_id}: solution[{i}]: {m}"),
         };
@@ -51,13 +51,13 @@ impl ScriptedAgent {
     }
 }
 
-impl Agent for ScriptedAgent {
+impl Policy for ScriptedPolicy {
     fn name(&self) -> &str {
         "scripted"
     }
 
-    fn reset(&mut self, ctx: &EpisodeContext) -> Result<(), AgentError> {
-        let solution = ctx.solution.as_ref().ok_or_else(|| AgentError::Fatal {
+    fn reset(&mut self, ctx: &EpisodeContext) -> Result<(), PolicyError> {
+        let solution = ctx.solution.as_ref().ok_or_else(|| PolicyError::Fatal {
             agent: "scripted".into(),
             message: format!("task {} has no `solution` to replay", ctx.task_id),
         })?;
@@ -66,7 +66,7 @@ impl Agent for ScriptedAgent {
         Ok(())
     }
 
-    fn next<'a>(&'a mut self, _obs: &'a Observation) -> BoxFuture<'a, Result<Reply, AgentError>> {
+    fn next<'a>(&'a mut self, _obs: &'a Observation) -> BoxFuture<'a, Result<Reply, PolicyError>> {
         async move {
             let d = self.steps.get(self.next).cloned().unwrap_or(Decision::Done);
             self.next += 1;
@@ -93,11 +93,13 @@ mod tests {
             SolutionStep::Action(json!({"action_type": "TYPING", "text": "hi"})),
             SolutionStep::Code("WAIT".into()),
         ];
-        let d = ScriptedAgent::decisions("t", &sol).unwrap();
+        let d = ScriptedPolicy::decisions("t", &sol).unwrap();
         assert_eq!(d.len(), 4);
         assert_eq!(d[3], Decision::Done);
         let bad = vec![SolutionStep::Code("import os; os.system('x')".into())];
-        let e = ScriptedAgent::decisions("t", &bad).unwrap_err().to_string();
+        let e = ScriptedPolicy::decisions("t", &bad)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("task t: solution[0]"), "{e}");
     }
 }
