@@ -12,7 +12,7 @@ pub mod runner;
 pub mod setup;
 
 use crate::guest_client::GuestError;
-use crate::policy::{Decision, EpisodeContext, Observation, Policy, PolicyError, Usage};
+use crate::policy::{Decision, EpisodeContext, Observation, Policy, PolicyError, Reply, Usage};
 use crate::provider::Machine;
 use crate::task::LoadedTask;
 use base64::Engine as _;
@@ -340,6 +340,20 @@ struct Observed {
     a11y_truncated: Option<String>,
 }
 
+/// What the policy answered to one observation.
+enum Decided {
+    Reply(Reply),
+    /// The call failed; the step is used up and the loop goes on.
+    Again,
+    /// The policy stopped or broke: the loop ends.
+    End,
+}
+
+/// Milliseconds since `t`.
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1000.0
+}
+
 /// One episode in flight.
 struct Episode<'a> {
     machine: &'a dyn Machine,
@@ -430,7 +444,7 @@ impl Episode<'_> {
                 actions: vec![],
                 settle: Some(quiet),
             };
-            if let Err(e) = ctx.agent.actions(&req).await {
+            if let Err(e) = ctx.guest.actions(&req).await {
                 if self.guest_failed("settling after setup".into(), &e).await {
                     self.r.timings.setup_s = t.elapsed().as_secs_f64();
                     return false;
@@ -560,10 +574,12 @@ impl Episode<'_> {
         }
     }
 
-    /// The step loop; returns the last decision.
+    /// The step loop: observe, decide, then act on and record each
+    /// decision (one step each) until DONE/FAIL, the budget, the time
+    /// limit or a fault. Returns the last decision.
     async fn step_loop(
         &mut self,
-        agent: &mut dyn Policy,
+        policy: &mut dyn Policy,
         traj: &mut Trajectory,
     ) -> Option<Decision> {
         let s = self.s;
@@ -582,48 +598,18 @@ impl Episode<'_> {
             }
             let mut timing = StepTimings::default();
             let t = Instant::now();
-            let Some(Observed {
-                observation,
-                stamp,
-                shot_name,
-                a11y_truncated,
-            }) = self.observe(step).await
-            else {
+            let Some(seen) = self.observe(step).await else {
                 break;
             };
-            timing.observe_ms = t.elapsed().as_secs_f64() * 1000.0;
-            let t = Instant::now();
-            let reply = agent.next(&observation).await;
-            timing.agent_ms = t.elapsed().as_secs_f64() * 1000.0;
-            let reply = match reply {
-                Ok(rep) => rep,
-                Err(PolicyError::Call { message, .. }) => {
-                    step += 1;
-                    self.r.errors.push(format!("step {step}: agent: {message}"));
-                    let line = serde_json::json!({
-                        "step_num": step, "action_timestamp": stamp, "Error": message,
-                        "screenshot_file": shot_name, "timings": timing,
-                    });
-                    if let Err(e) = traj.write(&line) {
-                        self.r.fault(Status::EnvError, e.to_string());
-                    }
-                    continue;
-                }
-                Err(PolicyError::Stopped { .. }) => {
-                    self.r.end = EndReason::Stopped;
-                    break;
-                }
-                Err(e) => {
-                    self.r.end = EndReason::AgentError;
-                    self.r.errors.push(e.to_string());
-                    break;
-                }
+            timing.observe_ms = ms(t);
+            let reply = match self
+                .decide(policy, &seen, &mut step, &mut timing, traj)
+                .await
+            {
+                Decided::Reply(r) => r,
+                Decided::Again => continue,
+                Decided::End => break,
             };
-            if let Some(u) = reply.usage {
-                self.r.tokens.prompt_tokens += u.prompt_tokens;
-                self.r.tokens.completion_tokens += u.completion_tokens;
-            }
-            // Each decision is one step.
             for (k, d) in reply.decisions.iter().enumerate() {
                 if step >= s.max_steps || self.r.status != Status::Scored {
                     break;
@@ -634,39 +620,8 @@ impl Episode<'_> {
                 } else {
                     StepTimings::default()
                 };
-                let t = Instant::now();
-                let (outcome, fixed_ms) = self.act(d, step).await;
-                let act_total = t.elapsed().as_secs_f64() * 1000.0 - fixed_ms;
-                let settle_ms = outcome
-                    .as_ref()
-                    .ok()
-                    .and_then(|info| info.get("settle"))
-                    .and_then(|x| x.get("waited_ms"))
-                    .and_then(|x| x.as_f64())
-                    .unwrap_or(0.0);
-                timing.settle_ms = settle_ms + fixed_ms;
-                timing.act_ms = act_total - settle_ms;
-                let done = matches!(d, Decision::Done | Decision::Fail);
-                let mut line = serde_json::json!({
-                    "step_num": step, "action_timestamp": stamp, "action": d.describe(),
-                    "response": if k == 0 { reply.raw.clone() } else { String::new() },
-                    "reward": 0, "done": done, "screenshot_file": shot_name, "timings": timing,
-                    "tokens": if k == 0 { reply.usage } else { None }, "latency_ms": reply.latency_ms,
-                });
-                if let (0, Some(t)) = (k, &a11y_truncated) {
-                    // The tree the agent saw was partial, and why.
-                    line["a11y_truncated"] = t.clone().into();
-                }
-                match outcome {
-                    Ok(info) => line["info"] = info,
-                    Err(e) => {
-                        line["Error"] = e.clone().into();
-                        self.r.errors.push(format!("step {step}: {e}"));
-                    }
-                }
-                if let Err(e) = traj.write(&line) {
-                    self.r.fault(Status::EnvError, e.to_string());
-                }
+                let outcome = self.act_timed(d, step, &mut timing).await;
+                self.record(traj, step, k, d, &reply, &seen, &timing, outcome);
                 self.r.timings.steps.push(timing);
                 last = Some(d.clone());
                 match d {
@@ -674,7 +629,7 @@ impl Episode<'_> {
                     Decision::Fail => self.r.end = EndReason::Fail,
                     _ => self.inject(faults::Point::Step(step)).await,
                 }
-                if done {
+                if matches!(d, Decision::Done | Decision::Fail) {
                     self.r.steps_used = step;
                     return last;
                 }
@@ -682,6 +637,110 @@ impl Episode<'_> {
         }
         self.r.steps_used = step;
         last
+    }
+
+    /// Asks the policy for its next decisions. A failed call uses up a
+    /// step (recorded; the loop goes on); a stopped or broken policy ends
+    /// the loop.
+    async fn decide(
+        &mut self,
+        policy: &mut dyn Policy,
+        seen: &Observed,
+        step: &mut usize,
+        timing: &mut StepTimings,
+        traj: &mut Trajectory,
+    ) -> Decided {
+        let t = Instant::now();
+        let reply = policy.next(&seen.observation).await;
+        timing.agent_ms = ms(t);
+        match reply {
+            Ok(reply) => {
+                if let Some(u) = reply.usage {
+                    self.r.tokens.prompt_tokens += u.prompt_tokens;
+                    self.r.tokens.completion_tokens += u.completion_tokens;
+                }
+                Decided::Reply(reply)
+            }
+            Err(PolicyError::Call { message, .. }) => {
+                *step += 1;
+                self.r.errors.push(format!("step {step}: agent: {message}"));
+                let line = serde_json::json!({
+                    "step_num": *step, "action_timestamp": seen.stamp, "Error": message,
+                    "screenshot_file": seen.shot_name, "timings": timing,
+                });
+                if let Err(e) = traj.write(&line) {
+                    self.r.fault(Status::EnvError, e.to_string());
+                }
+                Decided::Again
+            }
+            Err(PolicyError::Stopped { .. }) => {
+                self.r.end = EndReason::Stopped;
+                Decided::End
+            }
+            Err(e) => {
+                self.r.end = EndReason::AgentError;
+                self.r.errors.push(e.to_string());
+                Decided::End
+            }
+        }
+    }
+
+    /// [`Self::act`], with its time split into acting and settling.
+    async fn act_timed(
+        &mut self,
+        d: &Decision,
+        step: usize,
+        timing: &mut StepTimings,
+    ) -> Result<serde_json::Value, String> {
+        let t = Instant::now();
+        let (outcome, fixed_ms) = self.act(d, step).await;
+        let act_total = ms(t) - fixed_ms;
+        let settle_ms = outcome
+            .as_ref()
+            .ok()
+            .and_then(|info| info.get("settle"))
+            .and_then(|x| x.get("waited_ms"))
+            .and_then(|x| x.as_f64())
+            .unwrap_or(0.0);
+        timing.settle_ms = settle_ms + fixed_ms;
+        timing.act_ms = act_total - settle_ms;
+        outcome
+    }
+
+    /// The trajectory line of one step: the `k`-th decision of `reply`.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        traj: &mut Trajectory,
+        step: usize,
+        k: usize,
+        d: &Decision,
+        reply: &Reply,
+        seen: &Observed,
+        timing: &StepTimings,
+        outcome: Result<serde_json::Value, String>,
+    ) {
+        let done = matches!(d, Decision::Done | Decision::Fail);
+        let mut line = serde_json::json!({
+            "step_num": step, "action_timestamp": seen.stamp, "action": d.describe(),
+            "response": if k == 0 { reply.raw.clone() } else { String::new() },
+            "reward": 0, "done": done, "screenshot_file": seen.shot_name, "timings": timing,
+            "tokens": if k == 0 { reply.usage } else { None }, "latency_ms": reply.latency_ms,
+        });
+        if let (0, Some(t)) = (k, &seen.a11y_truncated) {
+            // The tree the agent saw was partial, and why.
+            line["a11y_truncated"] = t.clone().into();
+        }
+        match outcome {
+            Ok(info) => line["info"] = info,
+            Err(e) => {
+                line["Error"] = e.clone().into();
+                self.r.errors.push(format!("step {step}: {e}"));
+            }
+        }
+        if let Err(e) = traj.write(&line) {
+            self.r.fault(Status::EnvError, e.to_string());
+        }
     }
 
     /// Waits until the guest is idle (no CPU use by the desktop's
@@ -724,7 +783,7 @@ impl Episode<'_> {
 pub async fn run_episode(
     machine: &dyn Machine,
     task: &LoadedTask,
-    agent: &mut dyn Policy,
+    policy: &mut dyn Policy,
     s: &EpisodeSettings,
     dir: &Path,
     reset_s: f64,
@@ -749,7 +808,7 @@ pub async fn run_episode(
     let placeholders = Placeholders::default();
     let cache = dir.join("cache");
     let ctx = setup::StepContext {
-        agent: client,
+        guest: client,
         task,
         placeholders: &placeholders,
         cache: &cache,
@@ -765,13 +824,13 @@ pub async fn run_episode(
         max_steps: s.max_steps,
         solution: task.spec.solution.clone(),
     };
-    if let Err(e) = agent.reset(&ectx) {
+    if let Err(e) = policy.reset(&ectx) {
         ep.r.end = EndReason::AgentError;
         ep.r.errors.push(e.to_string());
         return ep.finish();
     }
-    let last = ep.step_loop(agent, &mut traj).await;
-    agent.finished(ep.r.end);
+    let last = ep.step_loop(policy, &mut traj).await;
+    policy.finished(ep.r.end);
     if ep.r.status != Status::Scored || ep.r.end == EndReason::AgentError {
         return ep.finish();
     }
@@ -781,35 +840,45 @@ pub async fn run_episode(
     if ep.r.status != Status::Scored {
         return ep.finish();
     }
-    let t = Instant::now();
-    if let Err(e) = setup::run_steps(
-        &task.spec.evaluator.postconfig,
-        "evaluator.postconfig",
-        &ctx,
-    )
-    .await
-    {
-        let what = format!("postconfig failed: {e}");
-        match machine.diagnose().await {
-            Some(why) => ep.r.fault(Status::EnvError, format!("{what}: {why}")),
-            None if e.guest_unreachable => ep.r.fault(Status::EnvError, what),
-            None => ep.r.errors.push(what),
-        }
-    }
-    ep.r.timings.postconfig_s = t.elapsed().as_secs_f64();
+    ep.postconfig(&ctx).await;
     if ep.r.status != Status::Scored {
         return ep.finish();
     }
-    let t = Instant::now();
-    evaluate(task, last.as_ref(), client, &cache, &mut ep.r).await;
-    ep.r.timings.eval_s = t.elapsed().as_secs_f64();
-    ep.r.success = ep.r.score >= SUCCESS_THRESHOLD;
-    // Artifacts collected from a machine that died on the way are no
-    // evidence of anything.
-    if let Some(why) = machine.diagnose().await {
-        ep.r.fault(Status::EnvError, format!("during the evaluation: {why}"));
-    }
+    ep.evaluate(last.as_ref(), &cache).await;
     ep.finish()
+}
+
+impl Episode<'_> {
+    /// The evaluator's postconfig steps (save the file, close the app).
+    /// A failure on a machine that is fine is the agent's (scored); on a
+    /// broken or unreachable one it is an environment fault.
+    async fn postconfig(&mut self, ctx: &setup::StepContext<'_>) {
+        let t = Instant::now();
+        let steps = &self.task.spec.evaluator.postconfig;
+        if let Err(e) = setup::run_steps(steps, "evaluator.postconfig", ctx).await {
+            let what = format!("postconfig failed: {e}");
+            match self.machine.diagnose().await {
+                Some(why) => self.r.fault(Status::EnvError, format!("{what}: {why}")),
+                None if e.guest_unreachable => self.r.fault(Status::EnvError, what),
+                None => self.r.errors.push(what),
+            }
+        }
+        self.r.timings.postconfig_s = t.elapsed().as_secs_f64();
+    }
+
+    /// Collects the artifacts and scores them; then checks the machine is
+    /// still alive, since artifacts from a machine that died on the way
+    /// are no evidence of anything.
+    async fn evaluate(&mut self, last: Option<&Decision>, cache: &Path) {
+        let t = Instant::now();
+        evaluate(self.task, last, self.machine.guest(), cache, &mut self.r).await;
+        self.r.timings.eval_s = t.elapsed().as_secs_f64();
+        self.r.success = self.r.score >= SUCCESS_THRESHOLD;
+        if let Some(why) = self.machine.diagnose().await {
+            self.r
+                .fault(Status::EnvError, format!("during the evaluation: {why}"));
+        }
+    }
 }
 
 async fn evaluate(

@@ -51,7 +51,7 @@ pub struct StepTiming {
 
 /// Everything a step needs.
 pub struct StepContext<'a> {
-    pub agent: &'a GuestClient,
+    pub guest: &'a GuestClient,
     pub task: &'a LoadedTask,
     pub placeholders: &'a Placeholders,
     /// Where `execute` steps with `stdout` save their output (the task's
@@ -106,7 +106,7 @@ pub async fn run_steps(
 }
 
 async fn run_one(step: &Setup, ctx: &StepContext<'_>) -> Result<(), StepFail> {
-    let a = ctx.agent;
+    let a = ctx.guest;
     match step {
         Setup::Download { files } => {
             for f in files {
