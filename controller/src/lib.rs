@@ -1,14 +1,37 @@
-//! The deskenv host controller.
+//! The deskenv host controller: runs OSWorld-style tasks on isolated
+//! desktops and scores them from the artifacts they leave.
 //!
-//! It builds the guest image from a recipe ([`image`]), boots desktop VMs
-//! from it under QEMU ([`provider::qemu`]), saves one booted, ready desktop as the
-//! *ready snapshot* ([`provider::qemu::snapshot`]) and from then on starts every VM by
-//! restoring that state into a fresh qcow2 overlay: an isolated desktop in
-//! about a second, with no boot. [`pool`] hands out up to N VMs at a time
-//! and ends every QEMU process it started ([`provider::reaper`]), also on SIGINT and
-//! SIGTERM. [`provider::qemu::display`] reads the screen from the host side (QMP
-//! `screendump`), independent of the guest agent. [`provider::qemu::named`] keeps VMs that
-//! outlive one command (`deskenv vm up/list/screenshot/down`).
+//! # Map
+//!
+//! From `deskenv run` to the click in the guest, by module name:
+//!
+//! - `main.rs` → `cli` (clap types) → `commands::run` (the binary's
+//!   command bodies) → [`task::check_all`] (load and check the task files)
+//!   → [`episode::runner::run`] (the tasks × budgets, retries, resume,
+//!   summary) → [`pool`] (machines from a [`provider::Provider`]) →
+//!   [`episode::run_episode`] (setup, the step loop, postconfig, evaluate)
+//!   → [`policy`] (what chooses the actions: scripted, noop, openai, http)
+//!   → [`guest_client::GuestClient`] (HTTP to the guest agent, which
+//!   injects the click with XTest).
+//! - [`provider`]: the machine boundary. [`provider::qemu`] boots desktop
+//!   VMs from the image ([`image`]), saves one ready desktop as the *ready
+//!   snapshot* ([`provider::qemu::snapshot`]) and from then on restores it
+//!   into a fresh qcow2 overlay, about a second a machine; it chooses KVM
+//!   or TCG ([`provider::qemu`]'s `accel`), reads the screen from the host
+//!   ([`provider::qemu::display`]) and keeps named VMs
+//!   ([`provider::qemu::named`]). [`provider::local`] runs the same desktop
+//!   on this host in namespaces, without a VM. [`provider::reaper`] ends
+//!   every process either started, also on SIGINT/SIGTERM.
+//! - [`episode`]: [`episode::setup`] (the task's `config` steps),
+//!   [`episode::getters`] (OSWorld's result/expected getters),
+//!   [`episode::faults`] (fault injection for the tests),
+//!   [`episode::runner`] (results on disk, `run.json`, the summary).
+//! - [`serve`]: the gym-like HTTP API (`deskenv serve`, `serve-openapi.yaml`).
+//! - [`bench`], [`doctor`], [`paths`]: benchmarks, the set-up check, the
+//!   cache folder.
+//!
+//! Scores come from the `evaluators` crate; wire and file types from
+//! `protocol`. The repository's `docs/ARCHITECTURE.md` draws the same map.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {

@@ -1,7 +1,9 @@
-//! Agents: what decides the next step of an episode. The loop gives an
-//! agent the task's instruction once ([`Agent::reset`]) and then an
-//! [`Observation`] per step ([`Agent::next`]); the agent answers with one
-//! or more [`Decision`]s, each executed as one step.
+//! Policies: what decides the next step of an episode (the "agent" of
+//! `deskenv run --agent`; the guest agent in the VM is something else, and
+//! its client is [`crate::guest_client`]). The loop gives a policy the
+//! task's instruction once ([`Policy::reset`]) and then an [`Observation`]
+//! per step ([`Policy::next`]); the policy answers with one or more
+//! [`Decision`]s, each executed as one step.
 //!
 //! - [`noop`]: answers DONE at the first step (the negative control).
 //! - [`scripted`]: replays the task's `solution` (the oracle).

@@ -250,7 +250,7 @@ impl OpenAiPolicy {
     }
 
     /// The chat-completions request body for this observation, as
-    /// [`Agent::next`] would send it (after [`Agent::reset`]).
+    /// [`Policy::next`] would send it (after [`Policy::reset`]).
     pub fn request_body(&self, obs: &Observation) -> Result<Value, PolicyError> {
         Ok(self.build(obs)?.0)
     }
