@@ -69,25 +69,8 @@ pub enum Top {
     },
 }
 
-/// `--provider`.
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProviderKind {
-    /// A fresh VM per episode.
-    Qemu,
-    /// A fresh desktop on this host, no VM: only /home/user is private,
-    /// and only when run as root.
-    Local,
-}
-
-impl ProviderKind {
-    /// The name run.json and serve.json record.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProviderKind::Qemu => "qemu",
-            ProviderKind::Local => "local",
-        }
-    }
-}
+/// `--provider`: [`controller::provider::Kind`].
+pub use controller::provider::Kind as ProviderKind;
 
 /// `--agent`.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,11 +13,14 @@ use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GuestError {
-    #[error("guest agent {url}: {call}: no answer ({source})")]
+    /// `detail` is the transport error's whole chain (connection refused,
+    /// timed out, …); `cause` is kept for its kind, not printed again.
+    #[error("guest agent {url}: {call}: no answer ({detail})")]
     Unreachable {
         url: String,
         call: String,
-        source: reqwest::Error,
+        detail: String,
+        cause: reqwest::Error,
     },
     #[error("guest agent {url}: {call}: HTTP {status} {code}: {message}")]
     Status {
@@ -84,10 +87,11 @@ impl GuestClient {
         req: reqwest::RequestBuilder,
         timeout: Duration,
     ) -> Result<Vec<u8>, GuestError> {
-        let unreachable = |source| GuestError::Unreachable {
+        let unreachable = |cause: reqwest::Error| GuestError::Unreachable {
             url: self.base.clone(),
             call: call.to_string(),
-            source,
+            detail: crate::error_chain(&cause),
+            cause,
         };
         let resp = req.timeout(timeout).send().await.map_err(unreachable)?;
         let status = resp.status();

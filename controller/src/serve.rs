@@ -123,7 +123,7 @@ pub struct ServeConfig {
     /// An episode whose client sends no step for this long ends.
     pub idle_timeout: Duration,
     /// `qemu` or `local`.
-    pub provider: String,
+    pub provider: crate::provider::Kind,
     /// What `serve.json` records about the environment.
     pub environment: Value,
     /// With a token, every route but `/v1/health` needs
@@ -405,7 +405,7 @@ async fn health(State(s): State<Arc<Server>>) -> Json<Value> {
     Json(json!({
         "ok": true,
         "provider": s.cfg.provider,
-        "isolated": s.cfg.provider != "local",
+        "isolated": s.cfg.provider != crate::provider::Kind::Local,
         "environment": s.cfg.environment,
         "tasks": s.tasks.len(),
         "envs": envs,

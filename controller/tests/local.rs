@@ -429,7 +429,7 @@ async fn the_editor_task_is_solved_by_the_oracle_and_not_by_noop() {
                 settle: SettleMode::Adaptive,
                 ..EpisodeSettings::new(Default::default(), Default::default(), 15)
             },
-            provider: "local".into(),
+            provider: controller::provider::Kind::Local,
             parallel: 1,
             retries: 0,
             environment: environment.clone(),

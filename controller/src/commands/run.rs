@@ -84,7 +84,7 @@ pub async fn run_tasks(cache: &Path, a: RunArgs) -> anyhow::Result<RunOutcome> {
             faults,
             ..EpisodeSettings::new(e.observation, e.action_space, e.max_steps[0])
         },
-        provider: a.machines.provider.as_str().to_string(),
+        provider: a.machines.provider,
         parallel: a.parallel,
         retries: a.retries,
         environment,

@@ -49,7 +49,7 @@ pub async fn command(cache: &Path, a: ServeArgs) -> anyhow::Result<Exit> {
         time_limit: Duration::from_secs_f64(a.time_limit),
         settle: a.settle,
         idle_timeout: Duration::from_secs_f64(a.idle_timeout),
-        provider: kind.as_str().to_string(),
+        provider: kind,
         environment,
     };
     let n = served.len();

@@ -24,7 +24,7 @@ pub struct RunSettings {
     pub agent: String,
     pub budgets: Vec<usize>,
     pub episode: EpisodeSettings,
-    pub provider: String,
+    pub provider: crate::provider::Kind,
     pub parallel: usize,
     /// Attempts after the first for an episode that ended without a score
     /// (environment or setup error), each on a fresh machine.
@@ -574,8 +574,8 @@ pub fn summary(o: &RunOutcome, s: &RunSettings) -> String {
         s.model,
         s.episode.observation.as_str(),
         s.episode.action_space.as_str(),
-        s.provider,
-        if s.provider != "local" {
+        s.provider.as_str(),
+        if s.provider != crate::provider::Kind::Local {
             ""
         } else if s.environment["isolate_home"] == true {
             " (no VM: fresh desktops on this host; only /home/user is private, the rest of the host is shared)"

@@ -16,6 +16,27 @@ use futures::FutureExt;
 use serde::Serialize;
 use std::time::Duration;
 
+/// Which provider makes the machines (`deskenv run --provider`).
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A fresh VM per episode.
+    Qemu,
+    /// A fresh desktop on this host, no VM: only /home/user is private,
+    /// and only when run as root.
+    Local,
+}
+
+impl Kind {
+    /// The name run.json and serve.json record.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Qemu => "qemu",
+            Kind::Local => "local",
+        }
+    }
+}
+
 /// Why a provider could not hand out or keep a machine. The variants are
 /// shared by every provider; what only one provider can report is in its
 /// own enum ([`qemu::QemuError`], [`local::LocalError`]), carried by
@@ -268,7 +289,7 @@ pub const HEALTH_TIMEOUT: Duration = Duration::from_secs(5);
 pub async fn agent_health_problem(agent: &GuestClient) -> Option<String> {
     match agent.health(HEALTH_TIMEOUT).await {
         Ok(_) => None,
-        Err(GuestError::Unreachable { source, .. }) if source.is_timeout() => Some(format!(
+        Err(GuestError::Unreachable { cause, .. }) if cause.is_timeout() => Some(format!(
             "the guest agent at {} does not answer /v1/health within {HEALTH_TIMEOUT:?}",
             agent.base()
         )),
