@@ -19,10 +19,17 @@
 //! - [`stop`]: ends a detached desktop by its display number, from the pid
 //!   files in its folder (`/tmp/deskenv-desktop-N/`).
 //! - [`DesktopError`]: what failed.
+//! - [`launch`]: the launch sequence itself (which programs, which
+//!   arguments, which probes), behind a [`launch::Spawner`] that says how
+//!   parts start; [`Desktop`] runs it with plain process groups, the
+//!   controller's local provider with its namespaced supervisor.
 //!
 //! The `deskenv-desktop` binary (`start`, `stop`, `run`) is a thin shell
 //! over this for `scripts/test.sh` and `scripts/run-local.sh`.
 
+pub mod launch;
+
+use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::process::CommandExt;
@@ -33,15 +40,11 @@ use std::time::{Duration, Instant};
 /// The screen every desktop gets (`Xvfb -screen 0`).
 pub const SCREEN: &str = "1920x1080x24";
 
-/// How long each part may take to come up.
-const READY_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long one readiness probe (`xdpyinfo`, `xprop`, `dbus-send`) may take:
 /// a server that accepts the connection and then hangs must not hang us.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long the parts get to exit after SIGTERM before SIGKILL.
 const STOP_GRACE: Duration = Duration::from_millis(1000);
-/// The AT-SPI bus launcher Debian installs.
-const ATSPI_LAUNCHER: &str = "/usr/libexec/at-spi-bus-launcher";
 
 #[derive(Debug, thiserror::Error)]
 pub enum DesktopError {
@@ -100,7 +103,7 @@ pub struct Pids {
 }
 
 /// One part: a child in its own process group, its pid file and its log.
-struct Part {
+struct Proc {
     name: &'static str,
     child: Child,
     log: PathBuf,
@@ -114,7 +117,7 @@ pub struct Desktop {
     /// What the parts themselves run with: DISPLAY, then the session bus.
     part_env: Vec<(String, String)>,
     env: Vec<(String, String)>,
-    parts: Vec<Part>,
+    parts: Vec<Proc>,
     detached: bool,
 }
 
@@ -148,7 +151,7 @@ fn lock_of(number: u32) -> PathBuf {
     PathBuf::from(format!("/tmp/.X{number}-lock"))
 }
 
-fn socket_of(number: u32) -> PathBuf {
+pub(crate) fn socket_of(number: u32) -> PathBuf {
     PathBuf::from(format!("/tmp/.X11-unix/X{number}"))
 }
 
@@ -240,106 +243,12 @@ impl Desktop {
         File::create(&xauthority).map_err(DesktopError::io(&xauthority))?;
 
         let display = d.display();
-        // -noreset: without it the server resets when its last client (the
-        // xdpyinfo probe) leaves, and a client connecting then is refused.
-        d.spawn(
-            "Xvfb",
-            "xvfb",
-            &[
-                "Xvfb",
-                &display,
-                "-screen",
-                "0",
-                SCREEN,
-                "-nolisten",
-                "tcp",
-                "-noreset",
-                "-ac",
-                "+extension",
-                "XTEST",
-                "+extension",
-                "MIT-SHM",
-            ],
-            None,
-        )?;
-        d.part_env.push(("DISPLAY".into(), display.clone()));
-        d.wait_for(&format!("Xvfb on {display}"), "Xvfb", &["Xvfb"], |d| {
-            d.probe(&["xdpyinfo"], None)
+        let options = launch::Options::plain(dir.clone());
+        let address = launch::block_on(async {
+            let mut plain = Plain { d: &mut d };
+            launch::start_x(&mut plain, &options, number).await?;
+            launch::start_session(&mut plain, &options, number).await
         })?;
-
-        // The session bus prints its address on stdout once it listens.
-        let addr_file = dir.join("dbus.addr");
-        let addr_out = File::create(&addr_file).map_err(DesktopError::io(&addr_file))?;
-        d.spawn(
-            "dbus-daemon",
-            "dbus",
-            &[
-                "dbus-daemon",
-                "--session",
-                "--nofork",
-                "--nopidfile",
-                "--print-address=1",
-            ],
-            Some(addr_out),
-        )?;
-        let mut address = String::new();
-        d.wait_for(
-            "the D-Bus session bus",
-            "dbus-daemon",
-            &["dbus-daemon"],
-            |_| {
-                let text = fs::read_to_string(&addr_file).unwrap_or_default();
-                match text.split_once('\n') {
-                    Some((line, _)) if !line.is_empty() => {
-                        address = line.to_string();
-                        true
-                    }
-                    _ => false,
-                }
-            },
-        )?;
-        d.part_env
-            .push(("DBUS_SESSION_BUS_ADDRESS".into(), address.clone()));
-
-        // The AT-SPI bus: GTK applications would activate it on demand, but
-        // the agent's first walk should not pay for that.
-        d.spawn(
-            "at-spi-bus-launcher",
-            "atspi",
-            &[ATSPI_LAUNCHER, "--launch-immediately"],
-            None,
-        )?;
-        d.spawn("openbox", "openbox", &["openbox", "--sm-disable"], None)?;
-        // Clients started before the window manager can stay unmapped.
-        d.wait_for(
-            "openbox (_NET_SUPPORTING_WM_CHECK)",
-            "openbox",
-            &["openbox", "Xvfb"],
-            |d| {
-                d.probe(
-                    &["xprop", "-root", "_NET_SUPPORTING_WM_CHECK"],
-                    Some("window id"),
-                )
-            },
-        )?;
-        d.wait_for(
-            "the AT-SPI bus",
-            "at-spi-bus-launcher",
-            &["at-spi-bus-launcher", "dbus-daemon"],
-            |d| {
-                d.probe(
-                    &[
-                        "dbus-send",
-                        "--session",
-                        "--print-reply",
-                        "--dest=org.a11y.Bus",
-                        "/org/a11y/bus",
-                        "org.a11y.Bus.GetAddress",
-                    ],
-                    None,
-                )
-            },
-        )?;
 
         d.env = [
             ("DISPLAY", display.as_str()),
@@ -429,118 +338,142 @@ impl Desktop {
         self.detached = true;
         pids
     }
+}
 
-    /// Starts one part in its own process group, logging to `<file>.log`
-    /// (stdout to `stdout` when given) and writing `<file>.pid`.
-    fn spawn(
-        &mut self,
-        name: &'static str,
-        file: &str,
-        argv: &[&str],
-        stdout: Option<File>,
-    ) -> Result<(), DesktopError> {
-        let log = self.dir.join(format!("{file}.log"));
+/// The [`launch::Spawner`] of [`Desktop`]: each part a plain child in its
+/// own process group, `<file>.pid` beside its `<file>.log`; probes and
+/// waits block the thread.
+struct Plain<'a> {
+    d: &'a mut Desktop,
+}
+
+impl launch::Spawner for Plain<'_> {
+    type Error = DesktopError;
+
+    fn program(&self, name: &str) -> OsString {
+        name.into()
+    }
+
+    fn spawn(&mut self, part: launch::Part) -> Result<u32, DesktopError> {
+        let dir = &self.d.dir;
+        let log = dir.join(&part.log);
         let err = File::create(&log).map_err(DesktopError::io(&log))?;
-        let out = match stdout {
-            Some(f) => f,
+        let out = match &part.stdout {
+            Some(name) => {
+                let path = dir.join(name);
+                File::create(&path).map_err(DesktopError::io(&path))?
+            }
             None => err.try_clone().map_err(DesktopError::io(&log))?,
         };
-        let child = Command::new(argv[0])
-            .args(&argv[1..])
-            .envs(self.part_env.iter().map(|(k, v)| (k, v)))
+        let child = Command::new(&part.argv[0])
+            .args(&part.argv[1..])
+            .envs(self.d.part_env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
             .process_group(0)
             .spawn()
             .map_err(|source| DesktopError::Spawn {
-                program: argv[0].into(),
+                program: part.argv[0].to_string_lossy().into_owned(),
                 source,
             })?;
-        let pid_file = self.dir.join(format!("{file}.pid"));
-        let written = fs::write(&pid_file, format!("{}\n", child.id()));
-        self.parts.push(Part { name, child, log });
-        written.map_err(DesktopError::io(&pid_file))
+        let pid = child.id();
+        let pid_file = log.with_extension("pid");
+        let written = fs::write(&pid_file, format!("{pid}\n"));
+        self.d.parts.push(Proc {
+            name: part.name,
+            child,
+            log,
+        });
+        written.map_err(DesktopError::io(&pid_file))?;
+        Ok(pid)
     }
 
-    /// Polls `ready` until it holds; an error when one of `watch` exits
-    /// first or the time is up (with the tail of `log_of`'s log).
-    fn wait_for(
-        &mut self,
-        what: &str,
-        log_of: &str,
-        watch: &[&str],
-        mut ready: impl FnMut(&Desktop) -> bool,
-    ) -> Result<(), DesktopError> {
-        let start = Instant::now();
-        loop {
-            if ready(self) {
-                return Ok(());
-            }
-            for part in self.parts.iter_mut().filter(|p| watch.contains(&p.name)) {
-                if let Ok(Some(status)) = part.child.try_wait() {
-                    return Err(DesktopError::Exited {
-                        part: part.name,
-                        what: what.into(),
-                        status,
-                        log: part.log.clone(),
-                        tail: tail(&part.log),
-                    });
-                }
-            }
-            if start.elapsed() >= READY_TIMEOUT {
-                let log = self
-                    .parts
-                    .iter()
-                    .find(|p| p.name == log_of)
-                    .map(|p| p.log.clone())
-                    .unwrap_or_default();
-                return Err(DesktopError::Timeout {
+    fn set_env(&mut self, key: &'static str, value: &str) {
+        self.d.part_env.push((key.into(), value.into()));
+    }
+
+    fn failed(&mut self, watch: &[&'static str], what: &str) -> Option<DesktopError> {
+        for part in self.d.parts.iter_mut().filter(|p| watch.contains(&p.name)) {
+            if let Ok(Some(status)) = part.child.try_wait() {
+                return Some(DesktopError::Exited {
+                    part: part.name,
                     what: what.into(),
-                    waited: READY_TIMEOUT,
-                    tail: tail(&log),
-                    log,
+                    status,
+                    log: part.log.clone(),
+                    tail: tail(&part.log),
                 });
             }
-            std::thread::sleep(Duration::from_millis(100));
+        }
+        None
+    }
+
+    fn timeout(&mut self, what: &str, waited: Duration, _last: String, log: &str) -> DesktopError {
+        let log = self.d.dir.join(log);
+        DesktopError::Timeout {
+            what: what.into(),
+            waited,
+            tail: tail(&log),
+            log,
         }
     }
 
-    /// Whether `argv` succeeds within [`PROBE_TIMEOUT`] (and prints `want`).
-    fn probe(&self, argv: &[&str], want: Option<&str>) -> bool {
-        let Ok(mut child) = Command::new(argv[0])
-            .args(&argv[1..])
-            .envs(self.part_env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(if want.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stderr(Stdio::null())
-            .spawn()
-        else {
-            return false;
-        };
-        let deadline = Instant::now() + PROBE_TIMEOUT;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(20))
-                }
-                _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return false;
-                }
-            }
-        };
-        let mut out = String::new();
-        if let Some(mut stdout) = child.stdout.take() {
+    /// Succeeds when `argv` exits 0 within [`PROBE_TIMEOUT`], with its
+    /// stdout.
+    fn probe(
+        &self,
+        argv: Vec<OsString>,
+        env: Vec<(&'static str, OsString)>,
+    ) -> impl std::future::Future<Output = Result<String, String>> {
+        std::future::ready(probe(&self.d.part_env, &argv, &env))
+    }
+
+    fn sleep(&self, time: Duration) -> impl std::future::Future<Output = ()> {
+        std::thread::sleep(time);
+        std::future::ready(())
+    }
+}
+
+fn probe(
+    part_env: &[(String, String)],
+    argv: &[OsString],
+    env: &[(&'static str, OsString)],
+) -> Result<String, String> {
+    let mut child = Command::new(&argv[0])
+        .args(&argv[1..])
+        .envs(part_env.iter().map(|(k, v)| (k, v)))
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    // Read as it comes: a probe printing more than a pipe holds
+    // (xdpyinfo) would otherwise never exit.
+    let reader = child.stdout.take().map(|mut stdout| {
+        std::thread::spawn(move || {
+            let mut out = String::new();
             let _ = stdout.read_to_string(&mut out);
+            out
+        })
+    });
+    let deadline = Instant::now() + PROBE_TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("no answer within {}s", PROBE_TIMEOUT.as_secs()));
+            }
         }
-        status.success() && want.is_none_or(|w| out.contains(w))
+    };
+    let out = reader.and_then(|r| r.join().ok()).unwrap_or_default();
+    if status.success() {
+        Ok(out)
+    } else {
+        Err(format!("{status}: {}", out.trim()))
     }
 }
 

@@ -1,26 +1,116 @@
-//! The desktop of a machine: Xvfb, the D-Bus session bus, the AT-SPI
-//! bus, openbox and (when installed) the guest image's background and
-//! panel, in one function, [`start_desktop`]. Readiness is probed: the X
-//! socket, `_NET_SUPPORTING_WM_CHECK`, `org.a11y.Bus`, the panel's window.
+//! The desktop of a machine: the `desktop` crate's launch sequence (Xvfb,
+//! the D-Bus session bus, the AT-SPI bus, openbox and, when installed, the
+//! guest image's background and panel), its parts started by the
+//! machine's supervisor ([`Desktop::spawn`]: in its namespaces, under the
+//! reaper), in one function, [`start_desktop`].
 
-use super::display::{release_display, reserve_display, x_socket, DISPLAYS};
-use super::supervise::{lap, Desktop};
+use super::display::{release_display, reserve_display, DISPLAYS};
+use super::supervise::{lap, Desktop, INIT_PROC};
 use super::tools::probe_output;
-use super::{LocalError, SCREEN};
+use super::LocalError;
 use crate::provider::ProviderError;
+use ::desktop::launch::{self, Options, Part, Spawner, XReady, GUEST_BACKGROUND};
 use std::collections::BTreeSet;
-use std::os::unix::net::UnixStream;
+use std::ffi::OsString;
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-const X_TIMEOUT: Duration = Duration::from_secs(20);
-const DBUS_TIMEOUT: Duration = Duration::from_secs(10);
-const WM_TIMEOUT: Duration = Duration::from_secs(20);
-const ATSPI_TIMEOUT: Duration = Duration::from_secs(20);
-const PANEL_TIMEOUT: Duration = Duration::from_secs(20);
-
 /// The programs the machines run, by name (resolved paths).
 pub(super) type Tools = std::collections::BTreeMap<&'static str, PathBuf>;
+
+/// The launch sequence as the local provider runs it: the X socket is
+/// probed every 5 ms, the rest every 10 ms; the session bus gets 10 s and
+/// lives in the machine's folder; no screen saver.
+fn options(tools: &Tools, d: &Desktop) -> Options {
+    Options {
+        numbered_xvfb_log: true,
+        // No screen saver blanking long episodes.
+        xvfb_extra: vec!["-s".into(), "0".into()],
+        x_ready: XReady::Socket,
+        x_poll: Duration::from_millis(5),
+        poll: Duration::from_millis(10),
+        dbus_timeout: Duration::from_secs(10),
+        bus_address: Some(bus_address(&d.dir.join("run"))),
+        background: tools
+            .contains_key("xsetroot")
+            .then(|| GUEST_BACKGROUND.into()),
+        panel: tools.contains_key("xfce4-panel") && tools.contains_key("xdotool"),
+        ..Options::plain(d.dir.clone())
+    }
+}
+
+/// The sequence's [`Spawner`]: the machine's supervisor, its probes
+/// under tokio, each step a phase.
+struct Supervised<'a, C> {
+    tools: &'a Tools,
+    d: &'a mut Desktop,
+    clients: Option<C>,
+    phases: &'a mut Vec<(String, f64)>,
+    mark: &'a mut Instant,
+}
+
+impl<C> Spawner for Supervised<'_, C>
+where
+    C: FnOnce(&Desktop) -> Result<(), ProviderError>,
+{
+    type Error = ProviderError;
+
+    fn program(&self, name: &str) -> OsString {
+        self.tools[name].clone().into()
+    }
+
+    fn spawn(&mut self, part: Part) -> Result<u32, ProviderError> {
+        self.d
+            .spawn(part.name, part.argv, part.stdout.as_deref(), &part.log)
+    }
+
+    fn set_env(&mut self, key: &'static str, value: &str) {
+        // DISPLAY is the reserved display's already.
+        if key == "DBUS_SESSION_BUS_ADDRESS" {
+            self.d.dbus = Some(value.to_string());
+        }
+    }
+
+    fn failed(&mut self, watch: &[&'static str], _what: &str) -> Option<ProviderError> {
+        watch.iter().find_map(|w| self.d.exit_error(w)).or_else(|| {
+            self.d
+                .init
+                .is_some()
+                .then(|| self.d.exit_error(INIT_PROC))
+                .flatten()
+        })
+    }
+
+    fn timeout(&mut self, what: &str, waited: Duration, last: String, log: &str) -> ProviderError {
+        self.d.timeout_error(what, waited, last, log)
+    }
+
+    fn probe(
+        &self,
+        argv: Vec<OsString>,
+        env: Vec<(&'static str, OsString)>,
+    ) -> impl Future<Output = Result<String, String>> {
+        let mut c = tokio::process::Command::new(&argv[0]);
+        c.args(&argv[1..]).envs(env);
+        probe_output(c)
+    }
+
+    fn sleep(&self, time: Duration) -> impl Future<Output = ()> {
+        tokio::time::sleep(time)
+    }
+
+    fn phase(&mut self, name: &'static str) {
+        lap(self.phases, name, self.mark);
+    }
+
+    fn session_up(&mut self) -> Result<(), ProviderError> {
+        match self.clients.take() {
+            Some(clients) => clients(self.d),
+            None => Ok(()),
+        }
+    }
+}
 
 /// Starts the desktop of `d`: Xvfb on the first free display from
 /// `first_display`, the D-Bus session bus, the AT-SPI bus launcher,
@@ -36,241 +126,60 @@ pub(super) async fn start_desktop(
     phases: &mut Vec<(String, f64)>,
     mark: &mut Instant,
 ) -> Result<(), ProviderError> {
-    // X, then the session bus (the services it activates get DISPLAY).
-    start_x(tools, d, first_display).await?;
-    lap(phases, "xvfb", mark);
-    if let Some(xsetroot) = tools.get("xsetroot") {
-        // The guest image's background.
-        let _ = probe_output(x_client(xsetroot, d, &["-solid", "#2f4f6f"])).await;
-    }
-    d.spawn(
-        "dbus-daemon",
-        vec![
-            tools["dbus-daemon"].clone().into(),
-            "--session".into(),
-            "--nofork".into(),
-            "--nopidfile".into(),
-            format!("--address={}", bus_address(&d.dir.join("run"))).into(),
-            "--print-address=1".into(),
-        ],
-        Some("dbus.addr"),
-        "dbus.log",
-    )?;
-    let addr_file = d.dir.join("dbus.addr");
-    let addr = d
-        .wait_until(
-            "the D-Bus session bus",
-            &["dbus-daemon"],
-            "dbus.log",
-            DBUS_TIMEOUT,
-            || {
-                let text = std::fs::read_to_string(&addr_file).unwrap_or_default();
-                let line = text.lines().next().unwrap_or("").trim().to_string();
-                async move {
-                    if line.is_empty() {
-                        Err("no address printed yet".to_string())
-                    } else {
-                        Ok(line)
-                    }
-                }
-            },
-        )
-        .await?;
-    lap(phases, "dbus", mark);
-    d.dbus = Some(addr.clone());
-
-    // The AT-SPI bus, the window manager and the agent at once.
-    d.spawn(
-        "at-spi-bus-launcher",
-        vec![
-            tools["/usr/libexec/at-spi-bus-launcher"].clone().into(),
-            "--launch-immediately".into(),
-        ],
-        None,
-        "atspi.log",
-    )?;
-    d.spawn(
-        "openbox",
-        vec![tools["openbox"].clone().into(), "--sm-disable".into()],
-        None,
-        "openbox.log",
-    )?;
-    clients(d)?;
-    let display = format!(":{}", d.display.expect("X is up"));
-    let xprop = tools["xprop"].clone();
-    let xauth = d.dir.join("Xauthority");
-    d.wait_until(
-        "openbox (_NET_SUPPORTING_WM_CHECK on the root window)",
-        &["openbox", "Xvfb"],
-        "openbox.log",
-        WM_TIMEOUT,
-        || {
-            let mut c = tokio::process::Command::new(&xprop);
-            c.args(["-display", &display, "-root", "_NET_SUPPORTING_WM_CHECK"])
-                .env("XAUTHORITY", &xauth);
-            async move {
-                let out = probe_output(c).await?;
-                if out.contains("window id") {
-                    Ok(())
-                } else {
-                    Err(out.trim().to_string())
-                }
-            }
-        },
-    )
-    .await?;
-    lap(phases, "wm", mark);
-
-    let dbus_send = tools["dbus-send"].clone();
-    d.wait_until(
-        "the AT-SPI bus (org.a11y.Bus)",
-        &["at-spi-bus-launcher", "dbus-daemon"],
-        "atspi.log",
-        ATSPI_TIMEOUT,
-        || {
-            let mut c = tokio::process::Command::new(&dbus_send);
-            c.args([
-                "--session",
-                "--print-reply",
-                "--reply-timeout=2000",
-                "--dest=org.a11y.Bus",
-                "/org/a11y/bus",
-                "org.a11y.Bus.GetAddress",
-            ])
-            .env("DBUS_SESSION_BUS_ADDRESS", &addr);
-            async move {
-                let out = probe_output(c).await?;
-                if out.contains("string \"") {
-                    Ok(())
-                } else {
-                    Err(out.trim().to_string())
-                }
-            }
-        },
-    )
-    .await?;
-    lap(phases, "atspi", mark);
-
-    // The panel, as in the guest image: after the window manager (it
-    // is a dock) and the AT-SPI bus (it joins the tree).
-    if let (Some(panel), Some(xdotool)) = (tools.get("xfce4-panel"), tools.get("xdotool")) {
-        d.spawn(
-            "xfce4-panel",
-            vec![panel.clone().into(), "--disable-wm-check".into()],
-            None,
-            "panel.log",
-        )?;
-        let d2: &Desktop = d;
-        d2.wait_until(
-            "xfce4-panel (a visible window of class xfce4-panel)",
-            &["xfce4-panel"],
-            "panel.log",
-            PANEL_TIMEOUT,
-            || {
-                let c = x_client(
-                    xdotool,
-                    d2,
-                    &["search", "--onlyvisible", "--class", "xfce4-panel"],
-                );
-                async move {
-                    let out = probe_output(c).await?;
-                    if out
-                        .lines()
-                        .any(|l| !l.is_empty() && l.trim().chars().all(|c| c.is_ascii_digit()))
-                    {
-                        Ok(())
-                    } else {
-                        Err(format!("no window yet {}", out.trim()))
-                    }
-                }
-            },
-        )
-        .await?;
-        lap(phases, "panel", mark);
-    }
+    let o = options(tools, d);
+    let mut s = Supervised {
+        tools,
+        d,
+        clients: Some(clients),
+        phases,
+        mark,
+    };
+    let n = start_x(&mut s, &o, first_display).await?;
+    launch::start_session(&mut s, &o, n).await?;
     Ok(())
 }
 
 /// Xvfb on the first free display; a display another process took in
 /// the meantime ("already active") is skipped.
-pub(super) async fn start_x(
-    tools: &Tools,
-    d: &mut Desktop,
+async fn start_x<C>(
+    s: &mut Supervised<'_, C>,
+    o: &Options,
     first: u32,
-) -> Result<(), ProviderError> {
+) -> Result<u32, ProviderError>
+where
+    C: FnOnce(&Desktop) -> Result<(), ProviderError>,
+{
     let mut skip = BTreeSet::new();
-    for _attempt in 0..10 {
-        let n = reserve_display(first, &skip, Path::new("/tmp")).ok_or_else(|| {
-            LocalError::NoDisplay {
-                machine: d.name.clone(),
-                first,
-                last: first + DISPLAYS - 1,
-            }
-        })?;
-        d.display = Some(n);
-        let _ = d.write_record();
-        let log = format!("xvfb-{n}.log");
-        d.spawn(
-            "Xvfb",
-            vec![
-                tools["Xvfb"].clone().into(),
-                format!(":{n}").into(),
-                "-screen".into(),
-                "0".into(),
-                format!("{}x{}x24", SCREEN.0, SCREEN.1).into(),
-                "-nolisten".into(),
-                "tcp".into(),
-                // Without it the server resets when its last client
-                // leaves, and a client connecting then is refused.
-                "-noreset".into(),
-                "-ac".into(),
-                "+extension".into(),
-                "XTEST".into(),
-                "+extension".into(),
-                "MIT-SHM".into(),
-                // No screen saver blanking long episodes.
-                "-s".into(),
-                "0".into(),
-            ],
-            None,
-            &log,
-        )?;
-        let socket = x_socket(Path::new("/tmp"), n);
-        let deadline = Instant::now() + X_TIMEOUT;
-        loop {
-            if UnixStream::connect(&socket).is_ok() {
-                d.x_owned = true;
-                return Ok(());
-            }
-            if let Some(e) = d.exit_error("Xvfb") {
-                let text = std::fs::read_to_string(d.dir.join(&log)).unwrap_or_default();
-                if text.contains("already active") || text.contains("server already running") {
-                    tracing::info!("display :{n} was taken meanwhile; trying the next");
-                    d.forget("Xvfb");
-                    d.display = None;
-                    release_display(n);
-                    skip.insert(n);
-                    break;
-                }
-                return Err(e);
-            }
-            if Instant::now() > deadline {
-                return Err(d.timeout_error(
-                    &format!("Xvfb on :{n}"),
-                    X_TIMEOUT,
-                    format!("{} does not accept connections", socket.display()),
-                    &log,
-                ));
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
-    Err(LocalError::NoDisplay {
+    let none = |d: &Desktop| LocalError::NoDisplay {
         machine: d.name.clone(),
         first,
         last: first + DISPLAYS - 1,
+    };
+    for _attempt in 0..10 {
+        let n = reserve_display(first, &skip, Path::new("/tmp")).ok_or_else(|| none(s.d))?;
+        s.d.display = Some(n);
+        let _ = s.d.write_record();
+        match launch::start_x(s, o, n).await {
+            Ok(()) => {
+                s.d.x_owned = true;
+                return Ok(n);
+            }
+            Err(e @ ProviderError::Exited { what: "Xvfb", .. }) => {
+                let log = s.d.dir.join(o.xvfb_log(n));
+                let text = std::fs::read_to_string(log).unwrap_or_default();
+                if !(text.contains("already active") || text.contains("server already running")) {
+                    return Err(e);
+                }
+                tracing::info!("display :{n} was taken meanwhile; trying the next");
+                s.d.forget("Xvfb");
+                s.d.display = None;
+                release_display(n);
+                skip.insert(n);
+            }
+            Err(e) => return Err(e),
+        }
     }
-    .into())
+    Err(none(s.d).into())
 }
 
 /// The session bus's address: a socket in the machine's runtime dir, gone
@@ -294,15 +203,6 @@ pub(super) fn bus_socket(address: &str) -> Option<PathBuf> {
         .split(',')
         .find_map(|kv| kv.strip_prefix("path="))
         .map(PathBuf::from)
-}
-
-/// An X client run from the host against the machine's display.
-pub(super) fn x_client(program: &Path, d: &Desktop, args: &[&str]) -> tokio::process::Command {
-    let mut c = tokio::process::Command::new(program);
-    c.args(args)
-        .env("DISPLAY", format!(":{}", d.display.unwrap_or(0)))
-        .env("XAUTHORITY", d.dir.join("Xauthority"));
-    c
 }
 
 #[cfg(test)]

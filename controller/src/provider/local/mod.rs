@@ -66,8 +66,8 @@ pub use error::LocalError;
 pub use machine::LocalMachine;
 pub use sweep::{marked_processes, sweep};
 
+use self::desktop::Tools;
 use crate::provider::{Machine, Provider, ProviderError};
-use desktop::Tools;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use namespace::probe_namespaces;
