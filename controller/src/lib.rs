@@ -27,7 +27,7 @@
 //!   [`episode::faults`] (fault injection for the tests),
 //!   [`episode::runner`] (results on disk, `run.json`, the summary).
 //! - [`serve`]: the gym-like HTTP API (`deskenv serve`, `serve-openapi.yaml`).
-//! - [`bench`], [`doctor`], [`paths`]: benchmarks, the set-up check, the
+//! - [`bench`](mod@bench), [`doctor`], [`paths`]: benchmarks, the set-up check, the
 //!   cache folder.
 //!
 //! Scores come from the `evaluators` crate; wire and file types from

@@ -37,7 +37,7 @@ impl LocalMachine {
         self.desk.display.expect("a started machine has a display")
     }
 
-    /// The value of [`MARKER_VAR`] in every process of this machine.
+    /// The value of `DESKENV_LOCAL_MACHINE` in every process of this machine.
     pub fn marker(&self) -> &str {
         &self.desk.marker
     }

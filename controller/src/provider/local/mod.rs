@@ -10,11 +10,11 @@
 //! 1. a folder `<cache>/local/<name>-<pid>-<n>/` holds the logs (one per
 //!    process), the empty X authority file, the runtime dir and the guest
 //!    image's `/etc/xdg` (MIME defaults, the panel), first in
-//!    `XDG_CONFIG_DIRS`; it is registered with the [`reaper`]. A record
+//!    `XDG_CONFIG_DIRS`; it is registered with the [`reaper`](crate::provider::reaper). A record
 //!    beside it (`<folder>.json`: owner, marker, display) lets [`sweep`]
 //!    end what a dead controller left;
 //! 2. as root, the machine gets a private mount and PID namespace, held by
-//!    a tiny init ([`namespace`], in Rust, which reaps orphans) with its own
+//!    a tiny init (`namespace`, in Rust, which reaps orphans) with its own
 //!    `/proc` and, with `isolate_home`, a fresh tmpfs on `/home/user`
 //!    (seeded like the guest's: `Desktop/`, MIME defaults, LibreOffice
 //!    without first-start dialogs); every later process enters it with
@@ -34,7 +34,9 @@
 //!    and AT-SPI answers.
 //!
 //! Every process of a machine carries `DESKENV_LOCAL_MACHINE=<marker>` in
-//! its environment. Ending a machine SIGKILLs the namespace's init and
+//! its environment (all but the namespace's init and its parent, forks of
+//! the controller that are never exec'd: they end by pid and by their
+//! parent-death signals). Ending a machine SIGKILLs the namespace's init and
 //! waits for the namespace to be empty, then kills every process that
 //! still carries the marker (the only mechanism without root) until none
 //! is left, and removes the display's lock file and socket, the bus
@@ -43,12 +45,12 @@
 //! Without root there are no namespaces: `/home/user` is the host's (a
 //! warning says so, and [`LocalProvider::describe`]), and applications the
 //! agent launched outlive a killed controller until the next [`sweep`].
-
-//! Layout: [`start`] (a start, step by step), [`desktop`] (Xvfb, D-Bus,
-//! AT-SPI, openbox, panel), [`namespace`] (the namespaces and their init),
-//! [`display`] (display numbers), [`supervise`] (a machine's processes
-//! and their end), [`sweep`] (a dead controller's leftovers), [`tools`]
-//! (program lookup), [`home`] (the guest's configuration), [`machine`]
+//!
+//! Layout: `start` (a start, step by step), `desktop` (Xvfb, D-Bus,
+//! AT-SPI, openbox, panel; the sequence is `deskenv-desktop`'s), `namespace` (the namespaces and their init),
+//! `display` (display numbers), `supervise` (a machine's processes
+//! and their end), [`sweep`] (a dead controller's leftovers), `tools`
+//! (program lookup), `home` (the guest's configuration), `machine`
 //! (the [`Machine`] handed out).
 
 mod desktop;
