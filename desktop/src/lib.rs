@@ -227,15 +227,7 @@ impl Desktop {
             detached: false,
         };
         // From here on, an error drops `d`, which stops what did start.
-        match fs::remove_dir_all(&dir) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                return Err(DesktopError::Io {
-                    path: dir,
-                    source: e,
-                })
-            }
-            _ => {}
-        }
+        remove_dir_if_any(&dir)?;
         fs::create_dir_all(&dir).map_err(DesktopError::io(&dir))?;
         // Xvfb runs without access control (-ac), but Xlib clients
         // (python-xlib, hence pyautogui) insist on an authority file existing.
@@ -507,6 +499,17 @@ impl Drop for Desktop {
     }
 }
 
+/// Removes `dir` and what is in it; a folder that is not there is fine.
+fn remove_dir_if_any(dir: &Path) -> Result<(), DesktopError> {
+    match fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(DesktopError::Io {
+            path: dir.to_path_buf(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Ends the desktop on display `number` that a detached start left running
 /// (or whatever a crashed one left): the process groups named by the pid
 /// files, the folder, the claim, and the X lock and socket when the server
@@ -543,15 +546,7 @@ pub fn stop(number: u32) -> Result<(), DesktopError> {
         signal_group(pid, libc::SIGKILL);
     }
     remove_x_files(number, xvfb);
-    match fs::remove_dir_all(&dir) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => {
-            return Err(DesktopError::Io {
-                path: dir,
-                source: e,
-            })
-        }
-        _ => {}
-    }
+    remove_dir_if_any(&dir)?;
     match fs::remove_file(claim_of(number)) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => Err(DesktopError::Io {
             path: claim_of(number),

@@ -54,6 +54,22 @@ fn window_text(agent: &Agent, title: &str) -> Option<String> {
         .map(|n| n["text"].as_str().unwrap_or("").to_string())
 }
 
+/// `pyautogui.click(x, y); pyautogui.typewrite(text)` in one request: the
+/// reply (status 200 checked) and how long it took.
+fn click_and_type(agent: &Agent, (x, y): (i32, i32), text: &str) -> (Value, Duration) {
+    let t = Instant::now();
+    let r = client()
+        .post(agent.url("/v1/pyautogui"))
+        .json(&json!({
+            "code": format!("pyautogui.click({x}, {y}); pyautogui.typewrite({text:?})")
+        }))
+        .send()
+        .unwrap();
+    let took = t.elapsed();
+    assert_eq!(r.status().as_u16(), 200);
+    (r.json().unwrap(), took)
+}
+
 /// Continues a stopped process when dropped, so a failing test does not
 /// leave the window manager frozen.
 struct Stopped(i32);
@@ -93,20 +109,8 @@ fn keys_typed_right_after_a_click_into_a_just_mapped_window_are_not_lost() {
     let id = desktop.wait_window("focus-race", Duration::from_secs(30));
     let (x, y, w, h) = geometry(&desktop, id);
     let text = "B3 typed at once\nsecond line";
-    let t = Instant::now();
-    let r = client()
-        .post(agent.url("/v1/pyautogui"))
-        .json(&json!({"code": format!(
-            "pyautogui.click({}, {}); pyautogui.typewrite({text:?})",
-            x + w / 2,
-            y + h / 2
-        )}))
-        .send()
-        .unwrap();
-    let took = t.elapsed();
+    let (body, took) = click_and_type(&agent, (x + w / 2, y + h / 2), text);
     eprintln!("click + typewrite right after the map: {took:?}");
-    assert_eq!(r.status().as_u16(), 200);
-    let body: Value = r.json().unwrap();
     assert_eq!(body["mode"], "native", "{body}");
     // Wait for all of it to be drawn; on failure say what did land.
     let got = common::poll_or(Duration::from_secs(15), || {
@@ -201,20 +205,8 @@ fn keys_after_a_click_wait_for_a_slow_window_manager_to_move_the_focus() {
         std::thread::sleep(Duration::from_millis(150));
         drop(stopped);
     });
-    let t = Instant::now();
-    let r = client()
-        .post(agent.url("/v1/pyautogui"))
-        .json(&json!({"code": format!(
-            "pyautogui.click({}, {}); pyautogui.typewrite({text:?})",
-            x + w / 2,
-            y + h / 2
-        )}))
-        .send()
-        .unwrap();
-    let took = t.elapsed();
+    let (body, took) = click_and_type(&agent, (x + w / 2, y + h / 2), text);
     resume.join().unwrap();
-    assert_eq!(r.status().as_u16(), 200);
-    let body: Value = r.json().unwrap();
     eprintln!("click + typewrite with the window manager stopped for 150 ms: {took:?}: {body}");
     let got_b = common::poll_or(Duration::from_secs(15), || {
         window_text(&agent, "focus-b").filter(|t| t == text)
