@@ -29,9 +29,10 @@
 //! focus and the top-level window under the pointer read the same twice,
 //! after a click with the focus on the clicked window; a click that moves no
 //! focus there (a menu, a panel) ends the wait once the focus has been still
-//! for [`FOCUS_STILL`]. Typing, presses and hotkeys compare the focus before
-//! and after and report a move as a warning, without failing; so does a
-//! window manager that does not answer within [`WM_CAP`].
+//! for [`FOCUS_STILL`]. Typing, presses and hotkeys compare the focused
+//! top-level window before and after and report a move to another one as a
+//! warning, without failing; so does a window manager that does not answer
+//! within [`WM_CAP`].
 //!
 //! The X calls here have no timeout of their own: the batch they run in has
 //! one (`server::blocking`).
@@ -240,10 +241,9 @@ impl FocusWatch {
                     "the window manager did not answer within {WM_CAP:?} after a click; keys that follow may go to the window that had the focus"
                 ));
             }
+            // Then the same still-focus wait as below: the application may
+            // still move the focus inside its window (two reads alike).
             prev = self.read()?;
-            if prev.follows_pointer() {
-                return Ok(prev);
-            }
         }
         let start = Instant::now();
         let mut still_since = Instant::now();
@@ -519,7 +519,9 @@ fn run_batch(
         let waited = Instant::now();
         match w.settle(click, last, &mut warnings) {
             Ok(now) => {
-                if let Some(b) = before.filter(|b| b.focus != now.focus) {
+                // A move inside one top-level window (an application
+                // focusing a child of its own) sends no key elsewhere.
+                if let Some(b) = before.filter(|b| b.focus_top != now.focus_top) {
                     warnings.push(format!(
                         "action {index} ({}): the input focus moved from window {:#x} to {:#x} while it ran; keys may have gone to either",
                         a.action_type(),
