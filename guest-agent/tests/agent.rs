@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::nodes;
+
 use common::{geometry, poll, poll_or, Agent, Desktop};
 use reqwest::blocking::Client;
 use serde_json::{json, Value};
@@ -38,19 +40,6 @@ fn tree(agent: &Agent, app: &str) -> Value {
     let (status, body) = get(agent, &format!("/v1/a11y?format=json&app={app}"));
     assert_eq!(status, 200, "a11y failed: {body}");
     body["tree"].clone()
-}
-
-/// Depth-first nodes of a JSON tree.
-fn nodes(tree: &Value) -> Vec<Value> {
-    let mut out = vec![];
-    let mut stack = vec![tree.clone()];
-    while let Some(n) = stack.pop() {
-        if let Some(children) = n["children"].as_array() {
-            stack.extend(children.iter().rev().cloned());
-        }
-        out.push(n);
-    }
-    out
 }
 
 fn has_state(n: &Value, s: &str) -> bool {

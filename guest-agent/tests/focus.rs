@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::nodes;
+
 use common::{geometry, Agent, Desktop};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -14,18 +16,6 @@ fn client() -> reqwest::blocking::Client {
         .timeout(Duration::from_secs(60))
         .build()
         .unwrap()
-}
-
-fn nodes(tree: &Value) -> Vec<Value> {
-    let mut out = vec![];
-    let mut stack = vec![tree.clone()];
-    while let Some(n) = stack.pop() {
-        if let Some(children) = n["children"].as_array() {
-            stack.extend(children.iter().rev().cloned());
-        }
-        out.push(n);
-    }
-    out
 }
 
 fn editor_text(agent: &Agent) -> Option<String> {

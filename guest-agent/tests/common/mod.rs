@@ -214,3 +214,16 @@ pub fn geometry(desktop: &Desktop, id: u32) -> (i32, i32, i32, i32) {
         val("Height:"),
     )
 }
+
+/// Depth-first nodes of a JSON a11y tree.
+pub fn nodes(tree: &serde_json::Value) -> Vec<serde_json::Value> {
+    let mut out = vec![];
+    let mut stack = vec![tree.clone()];
+    while let Some(n) = stack.pop() {
+        if let Some(children) = n["children"].as_array() {
+            stack.extend(children.iter().rev().cloned());
+        }
+        out.push(n);
+    }
+    out
+}
