@@ -21,6 +21,10 @@ packages=(
   # sqlite3, pandas and matplotlib, file(1) for xdg-open
   xfce4-panel x11-xserver-utils
   xterm sqlite3 file python3-pandas python3-matplotlib
+  # the data-science suite (tasks/ds): its generators run on the host, and
+  # the local provider's desktop runs what the guest image has
+  python3-numpy python3-scipy python3-sklearn python3-seaborn
+  python3-statsmodels python3-openpyxl jupyter-notebook python3-nbconvert
   python3 python3-pyatspi python3-lxml python3-requests python3-venv python3-tk
   fonts-dejavu-core fonts-noto-cjk
   build-essential pkg-config curl ca-certificates
