@@ -508,6 +508,7 @@ mod tests {
             success: true,
             steps_used: steps,
             max_steps: 15,
+            seed: 1,
             end: EndReason::Done,
             metrics: vec![],
             errors: vec![],

@@ -12,6 +12,8 @@ use std::path::PathBuf;
 /// so a run in a checkout never leaves files to commit. The same folder
 /// for the same command, so rerunning it resumes.
 pub const RUN_OUT: &str = "target/deskenv-runs/run";
+/// `deskenv tasks check`'s default output folder.
+pub const CHECK_OUT: &str = "target/deskenv-runs/check";
 /// Where `deskenv serve` writes its episodes and serve.json by default.
 pub const SERVE_OUT: &str = "target/deskenv-runs/serve";
 
@@ -259,6 +261,10 @@ pub struct EpisodeArgs {
     /// desktop's processes, a quiet screen) before the evaluation.
     #[arg(long, default_value_t = 30.0)]
     pub idle_cap: f64,
+    /// The seed of the tasks' generated data (tasks with a `generate`
+    /// setup step); recorded in run.json and every result.json.
+    #[arg(long, default_value_t = controller::episode::DEFAULT_SEED)]
+    pub seed: u64,
 }
 
 /// An argument group with every field at clap's default, as the command
@@ -287,6 +293,31 @@ pub enum TasksCmd {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
     },
+    /// Prove tasks honest: run each task's oracle on two seeds, the noop,
+    /// every `gaming` attempt, and the oracle's answer from the first seed
+    /// planted on the second (stale answer); print a table and exit 2
+    /// unless every oracle scores ≥ 0.95 and nothing else does.
+    Check(CheckArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// Task files or folders.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The two seeds.
+    #[arg(long, default_value = "1,2", value_delimiter = ',', num_args = 2)]
+    pub seeds: Vec<u64>,
+    #[arg(long, default_value_t = 1)]
+    pub parallel: usize,
+    /// Output folder (cleared first).
+    #[arg(long, default_value = CHECK_OUT)]
+    pub out: PathBuf,
+    /// Attempts after the first for an episode without a score.
+    #[arg(long, default_value_t = 2)]
+    pub retries: u32,
+    #[command(flatten)]
+    pub machines: MachineArgs,
 }
 
 #[derive(Subcommand, Debug)]

@@ -205,6 +205,9 @@ pub fn combine(scores: &[f64], conj: Conj) -> f64 {
     }
 }
 
+mod checks;
+pub use checks::{combine_weighted, SubCheck, CRITICAL_CAP};
+
 /// The metrics [`evaluate`] implements.
 const SUPPORTED: &[&str] = &[
     "check_csv",

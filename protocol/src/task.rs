@@ -47,11 +47,24 @@ pub struct TaskSpec {
     /// repository (relative to the task file) and its sha256.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub data: BTreeMap<String, DataFile>,
+    /// Attempts to pass without doing the work (a fixed answer, a blank
+    /// chart), each of which must score below the success threshold
+    /// (`deskenv tasks check`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gaming: Vec<GamingAttempt>,
 
     /// Every other key (OSWorld's `trajectory`, `fixed_ip`, `hint`, …),
     /// kept as is.
     #[serde(flatten)]
     pub extra: BTreeMap<String, Value>,
+}
+
+/// One gaming attempt: a named solution that must fail.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GamingAttempt {
+    pub name: String,
+    pub solution: Vec<SolutionStep>,
 }
 
 /// A local copy of a URL's content.
@@ -92,6 +105,7 @@ pub const SUPPORTED_SETUP: &[&str] = &[
     "activate_window",
     "close_window",
     "sleep",
+    "generate",
 ];
 
 /// A command: an argv list or a shell string.
@@ -181,6 +195,14 @@ pub enum Setup {
     },
     Sleep {
         seconds: f64,
+    },
+    /// deskenv: run a data generator on the host with the episode's seed
+    /// and upload what it wrote for the machine (see `tasks/ds/README.md`).
+    Generate {
+        /// The generator script, relative to the task file.
+        generator: String,
+        /// Extra arguments after `--seed SEED --out OUT`.
+        args: Vec<String>,
     },
     /// A step type deskenv does not run (chrome_open_tabs, googledrive, …).
     Unsupported {
@@ -306,6 +328,21 @@ impl SetupStep {
                 }
                 Setup::Sleep { seconds }
             }
+            "generate" => {
+                let generator: String = field(p, "generator")?;
+                if generator.is_empty() || generator.starts_with('/') {
+                    return Err(StepError {
+                        field: "generator".into(),
+                        message: format!(
+                            "{generator:?}: expected a script path relative to the task file"
+                        ),
+                    });
+                }
+                Setup::Generate {
+                    generator,
+                    args: opt_field(p, "args")?.unwrap_or_default(),
+                }
+            }
             other => Setup::Unsupported {
                 kind: other.to_string(),
             },
@@ -341,6 +378,10 @@ pub enum Conj {
     #[default]
     And,
     Or,
+    /// deskenv: the weighted mean of the metrics' scores (each metric's
+    /// `weight` option, default 1), capped at 0.5 when a `critical` one
+    /// (the default) scored below the success threshold.
+    Weighted,
 }
 
 /// The evaluator block.
@@ -375,6 +416,9 @@ pub const SUPPORTED_GETTERS: &[&str] = &[
     "cloud_file",
     "rule",
     "accessibility_tree",
+    "generated",
+    "generated_file",
+    "rerun",
 ];
 
 /// One metric with its getters and options (the lists zipped).

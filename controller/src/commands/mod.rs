@@ -40,6 +40,7 @@ pub async fn dispatch(cache: &Path, command: Top) -> anyhow::Result<Exit> {
         Top::Doctor { json, vm } => doctor(cache, json, &vm),
         Top::Tasks(TasksCmd::Validate { paths, quiet }) => tasks::validate(&paths, quiet),
         Top::Tasks(TasksCmd::List { paths }) => tasks::list(&paths),
+        Top::Tasks(TasksCmd::Check(args)) => tasks::check_honest(cache, args).await,
         Top::Bench(BenchCmd::Episodes {
             tasks,
             model_latency,

@@ -82,6 +82,7 @@ pub async fn run_tasks(cache: &Path, a: RunArgs) -> anyhow::Result<RunOutcome> {
             settle: e.settle,
             idle_cap: Duration::from_secs_f64(e.idle_cap),
             faults,
+            seed: e.seed,
             ..EpisodeSettings::new(e.observation, e.action_space, e.max_steps[0])
         },
         provider: a.machines.provider,

@@ -1,11 +1,15 @@
 //! `deskenv tasks validate|list`, and the one way every command prints a
 //! [`task::Report`].
 
+use crate::cli::CheckArgs;
 use crate::exit::Exit;
 use anyhow::bail;
-use controller::task::{self, CheckOptions, Report};
+use controller::episode::EpisodeSettings;
+use controller::pool::Pool;
+use controller::task::{self, CheckOptions, LoadedTask, Report};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Prints `report`: a line per file that did not load, a `FAIL` line per
 /// task with problems followed by one `<file>: <field>: <what was
@@ -84,4 +88,174 @@ pub fn list(paths: &[PathBuf]) -> anyhow::Result<Exit> {
         bail!("{} task file(s) did not load", errors.len());
     }
     Ok(Exit::Ok)
+}
+
+/// `deskenv tasks check`: oracle on two seeds, noop, gaming attempts and
+/// the stale answer, as one table; exit 2 unless every task is honest, 3
+/// when an episode had no score.
+pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
+    use controller::episode::runner::{self, episode_dir, RunSettings};
+    use controller::task::honest::{self, Outcome, TaskVerdict, Variant};
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    let report = check(
+        &a.paths,
+        CheckOptions {
+            need_solution: true,
+        },
+    )?;
+    let problems = report.problems().count();
+    if problems > 0 {
+        bail!("{problems} problem(s) in the task files (see above; `deskenv tasks validate`)");
+    }
+    let tasks: Vec<_> = report.tasks.into_iter().map(|c| c.task).collect();
+    let seeds = [a.seeds[0], a.seeds[1]];
+    if seeds[0] == seeds[1] {
+        bail!(
+            "--seeds: expected two different seeds, got {} twice",
+            seeds[0]
+        );
+    }
+    if a.out.exists() {
+        std::fs::remove_dir_all(&a.out)
+            .map_err(|e| anyhow::anyhow!("clearing {}: {e}", a.out.display()))?;
+    }
+    let (provider, environment) = super::make_provider(&a.machines, cache)?;
+    let pool = Arc::new(Pool::new(provider, a.parallel)?);
+    let e: crate::cli::EpisodeArgs = crate::cli::defaults();
+    let settings = |out: PathBuf, seed: u64, plant: Vec<(String, Vec<u8>)>| {
+        Arc::new(RunSettings {
+            out,
+            model: "scripted".into(),
+            agent: "scripted".into(),
+            budgets: e.max_steps.clone(),
+            episode: EpisodeSettings {
+                time_limit: Duration::from_secs_f64(e.time_limit),
+                settle: e.settle,
+                idle_cap: Duration::from_secs_f64(e.idle_cap),
+                seed,
+                plant,
+                ..EpisodeSettings::new(e.observation, e.action_space, e.max_steps[0])
+            },
+            provider: a.machines.provider,
+            parallel: a.parallel,
+            retries: a.retries,
+            environment: environment.clone(),
+        })
+    };
+    let scripted: runner::PolicyFactory =
+        Arc::new(|| Ok(Box::new(controller::policy::scripted::ScriptedPolicy::default()) as _));
+    let progress: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(|l: &str| println!("{l}"));
+    let mut verdicts: BTreeMap<String, TaskVerdict> = BTreeMap::new();
+    fn record(
+        verdicts: &mut BTreeMap<String, TaskVerdict>,
+        base: &str,
+        v: Variant,
+        r: &controller::episode::EpisodeResult,
+    ) {
+        verdicts
+            .entry(base.to_string())
+            .or_default()
+            .outcomes
+            .push(Outcome::from_result(v, r));
+    }
+    // Which variant each run's task ids stand for.
+    let mut names: BTreeMap<String, (String, Variant)> = BTreeMap::new();
+    let mut plan = |seed_tasks: &mut Vec<LoadedTask>, t: &LoadedTask, v: Variant| {
+        let vt = honest::variant(t, &v);
+        names.insert(vt.spec.id.clone(), (t.spec.id.clone(), v));
+        seed_tasks.push(vt);
+    };
+    let (mut first, mut second) = (Vec::new(), Vec::new());
+    for t in &tasks {
+        plan(&mut first, t, Variant::Oracle);
+        plan(&mut first, t, Variant::Noop);
+        plan(&mut second, t, Variant::Oracle);
+        for g in honest::gaming(t) {
+            plan(&mut second, t, g);
+        }
+    }
+    println!(
+        "checking {} task(s): {} episode(s) on seed {}, {} on seed {}, then stale answers",
+        tasks.len(),
+        first.len(),
+        seeds[0],
+        second.len(),
+        seeds[1]
+    );
+    let s_first = settings(a.out.join(format!("seed-{}", seeds[0])), seeds[0], vec![]);
+    let mut env_errors = 0;
+    for (s, batch) in [
+        (s_first.clone(), first),
+        (
+            settings(a.out.join(format!("seed-{}", seeds[1])), seeds[1], vec![]),
+            second,
+        ),
+    ] {
+        let o = runner::run(pool.clone(), s, batch, scripted.clone(), progress.clone()).await?;
+        for f in &o.finished {
+            if let Some((base, v)) = names.get(&f.result.task_id) {
+                record(&mut verdicts, base, v.clone(), &f.result);
+            }
+        }
+        env_errors += o.env_errors() + o.not_run.len();
+    }
+    // The stale answer: the oracle's result files from the first seed,
+    // planted on the second.
+    for t in &tasks {
+        let files = honest::result_files(t);
+        let why = if t.spec.evaluator.is_infeasible() {
+            Some("infeasible task")
+        } else if files.is_empty() {
+            Some("no vm_file result")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            verdicts.entry(t.spec.id.clone()).or_default().no_stale = Some(why.into());
+            continue;
+        }
+        let dir = episode_dir(&s_first.out, &s_first.episode, "scripted", t).join("cache");
+        let mut plant = Vec::new();
+        for (vm_path, dest) in files {
+            if let Ok(bytes) = std::fs::read(dir.join(&dest)) {
+                plant.push((vm_path, bytes));
+            }
+        }
+        if plant.is_empty() {
+            verdicts.entry(t.spec.id.clone()).or_default().no_stale =
+                Some("the oracle left no result file".into());
+            continue;
+        }
+        let vt = honest::variant(t, &Variant::Stale);
+        let s = settings(a.out.join("stale"), seeds[1], plant);
+        let o = runner::run(
+            pool.clone(),
+            s,
+            vec![vt],
+            scripted.clone(),
+            progress.clone(),
+        )
+        .await?;
+        for f in &o.finished {
+            record(&mut verdicts, &t.spec.id, Variant::Stale, &f.result);
+        }
+        env_errors += o.env_errors() + o.not_run.len();
+    }
+    print!("{}", honest::table(&verdicts, seeds));
+    let bad = verdicts.values().filter(|v| !v.ok()).count();
+    println!(
+        "{} task(s): {} honest, {bad} not; results in {}",
+        verdicts.len(),
+        verdicts.len() - bad,
+        a.out.display()
+    );
+    Ok(if env_errors > 0 {
+        Exit::Env
+    } else if bad > 0 {
+        Exit::Task
+    } else {
+        Exit::Ok
+    })
 }

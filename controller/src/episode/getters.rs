@@ -3,6 +3,7 @@
 //! [`Artifact::Missing`] with the reason: the metric then scores 0 and the
 //! reason goes into result.json (OSWorld gets `None` and scores 0 too).
 
+use super::generate::{self, GenerateError, Generated, Which};
 use crate::guest_client::{GuestClient, GuestError};
 use crate::task::LoadedTask;
 use evaluators::Artifact;
@@ -44,6 +45,20 @@ enum GetterError {
     },
     #[error("getter `{0}` is not supported")]
     Unsupported(String),
+    #[error(transparent)]
+    Generate(#[from] GenerateError),
+    #[error("`from` must be \"setup\" or \"rerun\", got {0:?}")]
+    From(String),
+    #[error("truth.json has no key {0:?}")]
+    NoKey(String),
+    #[error("`path` {0:?} must be relative, inside the generator's host/ folder")]
+    HostPath(String),
+    #[error("the re-run's command did not write {path} (exit status {code}; stderr: {stderr})")]
+    RerunNoOutput {
+        path: String,
+        code: String,
+        stderr: String,
+    },
 }
 
 fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> GetterError {
@@ -51,25 +66,45 @@ fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> GetterE
     move |error| GetterError::Io { what, path, error }
 }
 
-/// Runs a getter; `cache` is the task's folder for fetched files.
-pub async fn collect(
-    g: &GetterSpec,
-    agent: &GuestClient,
-    task: &LoadedTask,
-    cache: &Path,
-) -> Artifact {
-    match collect_inner(g, agent, task, cache).await {
+/// What getters read from.
+pub struct GetterContext<'a> {
+    pub agent: &'a GuestClient,
+    pub task: &'a LoadedTask,
+    /// The task's folder for fetched files.
+    pub cache: &'a Path,
+    /// The generator's runs.
+    pub generated: &'a Generated,
+}
+
+/// The longest a `rerun` getter's command may run.
+pub const RERUN_TIMEOUT_S: u64 = 180;
+
+/// Runs a getter.
+pub async fn collect(g: &GetterSpec, ctx: &GetterContext<'_>) -> Artifact {
+    match collect_inner(g, ctx).await {
         Ok(a) => a,
         Err(reason) => Artifact::Missing(format!("getter `{}`: {reason}", g.kind)),
     }
 }
 
-async fn collect_inner(
-    g: &GetterSpec,
-    agent: &GuestClient,
-    task: &LoadedTask,
-    cache: &Path,
-) -> Result<Artifact, GetterError> {
+fn which(g: &GetterSpec) -> Result<Which, GetterError> {
+    match g.params.get("from").and_then(Value::as_str) {
+        None | Some("setup") => Ok(Which::Setup),
+        Some("rerun") => Ok(Which::Rerun),
+        Some(other) => Err(GetterError::From(other.into())),
+    }
+}
+
+/// A plain file name for the task's cache.
+fn dest_name(d: &str) -> Result<&str, GetterError> {
+    if d.is_empty() || d.contains('/') || d.starts_with('.') {
+        return Err(GetterError::Dest(d.to_string()));
+    }
+    Ok(d)
+}
+
+async fn collect_inner(g: &GetterSpec, ctx: &GetterContext<'_>) -> Result<Artifact, GetterError> {
+    let (agent, task, cache) = (ctx.agent, ctx.task, ctx.cache);
     let multi = g
         .params
         .get("multi")
@@ -93,6 +128,43 @@ async fn collect_inner(
             let r = agent.osworld_execute(&command, shell).await?;
             Ok(Artifact::Text(r.output))
         }
+        "generated" => {
+            let truth = ctx.generated.truth(which(g)?)?;
+            match g.params.get("key").and_then(Value::as_str) {
+                None => Ok(Artifact::Json(truth)),
+                Some(k) => truth
+                    .get(k)
+                    .cloned()
+                    .map(Artifact::Json)
+                    .ok_or_else(|| GetterError::NoKey(k.into())),
+            }
+        }
+        "generated_file" => {
+            let rel = g
+                .params
+                .get("path")
+                .and_then(Value::as_str)
+                .ok_or(GetterError::NoParameter("path"))?;
+            let rel_path = Path::new(rel);
+            if rel.is_empty()
+                || rel_path.is_absolute()
+                || rel_path
+                    .components()
+                    .any(|c| !matches!(c, std::path::Component::Normal(_)))
+            {
+                return Err(GetterError::HostPath(rel.into()));
+            }
+            let p = ctx.generated.dir(which(g)?).join("host").join(rel_path);
+            if !p.is_file() {
+                return Err(GetterError::Io {
+                    what: "reading",
+                    path: p,
+                    error: std::io::ErrorKind::NotFound.into(),
+                });
+            }
+            Ok(Artifact::File(p))
+        }
+        "rerun" => rerun(g, ctx).await,
         "accessibility_tree" => {
             let t = agent.a11y("osworld-xml").await?;
             Ok(Artifact::Text(t.text.unwrap_or_default()))
@@ -109,10 +181,7 @@ async fn collect_inner(
             std::fs::create_dir_all(cache).map_err(io("creating", cache))?;
             let mut out: Vec<PathBuf> = Vec::new();
             for (p, d) in paths.iter().zip(&dests) {
-                if d.contains('/') || d.starts_with('.') {
-                    return Err(GetterError::Dest(d.clone()));
-                }
-                let target = cache.join(d);
+                let target = cache.join(dest_name(d)?);
                 let bytes = if g.kind == "vm_file" {
                     match agent.get_file(p).await? {
                         Some(b) => b,
@@ -138,4 +207,55 @@ async fn collect_inner(
         }
         other => Err(GetterError::Unsupported(other.into())),
     }
+}
+
+/// The counterfactual re-run: the task's generator with another seed,
+/// its inputs uploaded over the agent's, `path` deleted, `command` run,
+/// `path` fetched.
+async fn rerun(g: &GetterSpec, ctx: &GetterContext<'_>) -> Result<Artifact, GetterError> {
+    let param = |name: &'static str| {
+        g.params
+            .get(name)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or(GetterError::NoParameter(name))
+    };
+    let (command, path, dest) = (param("command")?, param("path")?, param("dest")?);
+    let dest = dest_name(&dest)?;
+    let (generator, args) = generate::generator_of(ctx.task).ok_or(GenerateError::NoGenerator)?;
+    generate::generate_and_upload(
+        ctx.task,
+        &generator,
+        &args,
+        ctx.generated,
+        Which::Rerun,
+        ctx.agent,
+    )
+    .await?;
+    ctx.agent
+        .osworld_execute(&serde_json::json!(["rm", "-f", path]), false)
+        .await?;
+    let r = ctx
+        .agent
+        .exec(
+            protocol::api::Command::Shell(command),
+            std::time::Duration::from_secs(RERUN_TIMEOUT_S),
+        )
+        .await?;
+    let Some(bytes) = ctx.agent.get_file(&path).await? else {
+        let code = match (r.timed_out, r.exit_code) {
+            (true, _) => format!("killed after {RERUN_TIMEOUT_S} s"),
+            (false, Some(c)) => c.to_string(),
+            (false, None) => format!("signal {}", r.signal.unwrap_or(0)),
+        };
+        return Err(GetterError::RerunNoOutput {
+            path,
+            code,
+            stderr: r.stderr.trim().chars().take(300).collect(),
+        });
+    };
+    std::fs::create_dir_all(ctx.cache).map_err(io("creating", ctx.cache))?;
+    let target = ctx.cache.join(dest);
+    std::fs::write(&target, bytes).map_err(io("writing", &target))?;
+    Ok(Artifact::File(target))
 }

@@ -7,6 +7,7 @@
 //! and any other task scores 0 when the agent answers FAIL.
 
 pub mod faults;
+pub mod generate;
 pub mod getters;
 pub mod runner;
 pub mod setup;
@@ -72,6 +73,12 @@ pub struct EpisodeSettings {
     /// Which attempt at this episode this is (1 first; retries count up).
     #[serde(skip)]
     pub attempt: u32,
+    /// The seed of the tasks' generated data (`generate` steps).
+    pub seed: u64,
+    /// Files put into the machine after the setup, before the agent's
+    /// first step (`deskenv tasks check`: another seed's answer).
+    #[serde(skip)]
+    pub plant: Vec<(String, Vec<u8>)>,
 }
 
 impl EpisodeSettings {
@@ -90,9 +97,14 @@ impl EpisodeSettings {
             idle_cap: DEFAULT_IDLE_CAP,
             faults: faults::Faults::default(),
             attempt: 1,
+            seed: DEFAULT_SEED,
+            plant: Vec::new(),
         }
     }
 }
+
+/// The seed of `deskenv run` without `--seed`.
+pub const DEFAULT_SEED: u64 = 1;
 
 /// The default cap of the idle gate before the evaluation.
 pub const DEFAULT_IDLE_CAP: Duration = Duration::from_secs(30);
@@ -149,6 +161,27 @@ pub struct MetricResult {
     pub func: String,
     pub score: f64,
     pub detail: String,
+    /// The sub-check's name (the metric's `check` option).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<String>,
+    /// Its weight and whether it must pass (`"conj": "weighted"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critical: Option<bool>,
+}
+
+impl MetricResult {
+    fn plain(func: &str, score: f64, detail: String) -> MetricResult {
+        MetricResult {
+            func: func.into(),
+            score,
+            detail,
+            check: None,
+            weight: None,
+            critical: None,
+        }
+    }
 }
 
 /// Per-step timings (ms).
@@ -205,6 +238,9 @@ pub struct EpisodeResult {
     pub success: bool,
     pub steps_used: usize,
     pub max_steps: usize,
+    /// The seed of the task's generated data.
+    #[serde(default)]
+    pub seed: u64,
     pub end: EndReason,
     pub metrics: Vec<MetricResult>,
     pub errors: Vec<String>,
@@ -231,6 +267,7 @@ impl EpisodeResult {
             success: false,
             steps_used: 0,
             max_steps,
+            seed: 0,
             end,
             metrics: vec![],
             errors: vec![],
@@ -797,6 +834,7 @@ pub async fn run_episode(
         t0: Instant::now(),
     };
     ep.r.timings.reset_s = reset_s;
+    ep.r.seed = s.seed;
     let mut traj = match Trajectory::create(dir) {
         Ok(t) => t,
         Err(e) => {
@@ -807,13 +845,21 @@ pub async fn run_episode(
     let client = machine.guest();
     let placeholders = Placeholders::default();
     let cache = dir.join("cache");
+    let generated = generate::Generated {
+        root: dir.join("generated"),
+        seed: s.seed,
+    };
     let ctx = setup::StepContext {
         guest: client,
         task,
         placeholders: &placeholders,
         cache: &cache,
+        generated: &generated,
     };
     if !ep.setup(&ctx).await {
+        return ep.finish();
+    }
+    if !ep.plant().await {
         return ep.finish();
     }
     let ectx = EpisodeContext {
@@ -844,7 +890,7 @@ pub async fn run_episode(
     if ep.r.status != Status::Scored {
         return ep.finish();
     }
-    ep.evaluate(last.as_ref(), &cache).await;
+    ep.evaluate(last.as_ref(), &cache, &generated).await;
     ep.finish()
 }
 
@@ -869,9 +915,33 @@ impl Episode<'_> {
     /// Collects the artifacts and scores them; then checks the machine is
     /// still alive, since artifacts from a machine that died on the way
     /// are no evidence of anything.
-    async fn evaluate(&mut self, last: Option<&Decision>, cache: &Path) {
+    /// Puts the settings' `plant` files into the machine; a failure is an
+    /// environment fault.
+    async fn plant(&mut self) -> bool {
+        for (path, bytes) in &self.s.plant {
+            if let Err(e) = self.machine.guest().put_file(path, bytes.clone()).await {
+                self.r
+                    .fault(Status::EnvError, format!("planting {path}: {e}"));
+                return false;
+            }
+        }
+        true
+    }
+
+    async fn evaluate(
+        &mut self,
+        last: Option<&Decision>,
+        cache: &Path,
+        generated: &generate::Generated,
+    ) {
         let t = Instant::now();
-        evaluate(self.task, last, self.machine.guest(), cache, &mut self.r).await;
+        let ctx = getters::GetterContext {
+            agent: self.machine.guest(),
+            task: self.task,
+            cache,
+            generated,
+        };
+        evaluate(self.task, last, &ctx, &mut self.r).await;
         self.r.timings.eval_s = t.elapsed().as_secs_f64();
         self.r.success = self.r.score >= SUCCESS_THRESHOLD;
         if let Some(why) = self.machine.diagnose().await {
@@ -884,31 +954,30 @@ impl Episode<'_> {
 async fn evaluate(
     task: &LoadedTask,
     last: Option<&Decision>,
-    client: &crate::guest_client::GuestClient,
-    cache: &Path,
+    ctx: &getters::GetterContext<'_>,
     r: &mut EpisodeResult,
 ) {
     let ev = &task.spec.evaluator;
     let failed = matches!(last, Some(Decision::Fail));
     if ev.is_infeasible() {
         r.score = if failed { 1.0 } else { 0.0 };
-        r.metrics.push(MetricResult {
-            func: "infeasible".into(),
-            score: r.score,
-            detail: format!(
+        r.metrics.push(MetricResult::plain(
+            "infeasible",
+            r.score,
+            format!(
                 "last action {}",
                 last.map(|d| d.describe()).unwrap_or_else(|| "none".into())
             ),
-        });
+        ));
         return;
     }
     if failed {
         r.score = 0.0;
-        r.metrics.push(MetricResult {
-            func: "(FAIL)".into(),
-            score: 0.0,
-            detail: "the agent answered FAIL on a feasible task".into(),
-        });
+        r.metrics.push(MetricResult::plain(
+            "(FAIL)",
+            0.0,
+            "the agent answered FAIL on a feasible task".into(),
+        ));
         return;
     }
     let metrics = match ev.metrics() {
@@ -919,40 +988,52 @@ async fn evaluate(
         }
     };
     let mut scores = Vec::new();
+    let mut checks = Vec::new();
     let empty = serde_json::Map::new();
     for m in metrics {
         let result = match m.result {
-            Some(g) => getters::collect(g, client, task, cache).await,
+            Some(g) => getters::collect(g, ctx).await,
             None => evaluators::Artifact::Missing("no `result` getter".into()),
         };
         let expected = match m.expected {
-            Some(g) => Some(getters::collect(g, client, task, cache).await),
+            Some(g) => Some(getters::collect(g, ctx).await),
             None => None,
         };
-        let (score, detail) = match evaluators::evaluate(
-            m.func,
-            &result,
-            expected.as_ref(),
-            m.options.unwrap_or(&empty),
-        ) {
-            Ok(sc) => (sc.score, sc.detail),
+        let options = m.options.unwrap_or(&empty);
+        let check = match evaluators::SubCheck::from_options(options) {
+            Ok(c) => c,
             Err(e) => {
                 r.errors.push(format!("metric {}: {e}", m.func));
-                (0.0, e.to_string())
+                evaluators::SubCheck::default()
             }
         };
+        let (score, detail) =
+            match evaluators::evaluate(m.func, &result, expected.as_ref(), options) {
+                Ok(sc) => (sc.score, sc.detail),
+                Err(e) => {
+                    r.errors.push(format!("metric {}: {e}", m.func));
+                    (0.0, e.to_string())
+                }
+            };
+        let weighted = ev.conj == Some(protocol::task::Conj::Weighted);
         r.metrics.push(MetricResult {
             func: m.func.to_string(),
             score,
             detail,
+            check: check.name.clone(),
+            weight: weighted.then_some(check.weight),
+            critical: weighted.then_some(check.critical),
         });
         scores.push(score);
+        checks.push(check);
     }
-    let conj = match ev.conj.unwrap_or_default() {
-        protocol::task::Conj::And => evaluators::Conj::And,
-        protocol::task::Conj::Or => evaluators::Conj::Or,
+    r.score = match ev.conj.unwrap_or_default() {
+        protocol::task::Conj::And => evaluators::combine(&scores, evaluators::Conj::And),
+        protocol::task::Conj::Or => evaluators::combine(&scores, evaluators::Conj::Or),
+        protocol::task::Conj::Weighted => {
+            evaluators::combine_weighted(&scores, &checks, SUCCESS_THRESHOLD)
+        }
     };
-    r.score = evaluators::combine(&scores, conj);
 }
 
 #[cfg(test)]

@@ -57,6 +57,8 @@ pub struct StepContext<'a> {
     /// Where `execute` steps with `stdout` save their output (the task's
     /// cache, read by `cache_file` getters).
     pub cache: &'a Path,
+    /// Where `generate` steps write, and the episode's seed.
+    pub generated: &'a super::generate::Generated,
 }
 
 fn command_json(c: &TaskCommand) -> serde_json::Value {
@@ -203,6 +205,15 @@ async fn run_one(step: &Setup, ctx: &StepContext<'_>) -> Result<(), StepFail> {
                 .await?;
         }
         Setup::Sleep { seconds } => tokio::time::sleep(Duration::from_secs_f64(*seconds)).await,
+        Setup::Generate { generator, args } => {
+            use super::generate::{generate_and_upload, GenerateError, Which};
+            generate_and_upload(ctx.task, generator, args, ctx.generated, Which::Setup, a)
+                .await
+                .map_err(|e| match e {
+                    GenerateError::Guest(g) => StepFail::Guest(g),
+                    other => StepFail::Task(other.to_string()),
+                })?;
+        }
         Setup::Unsupported { kind } => {
             return Err(format!(
                 "setup step `{kind}` is not supported (see `deskenv tasks validate`)"

@@ -9,6 +9,7 @@
 //! checks every task under some paths in one report.
 
 pub mod check;
+pub mod honest;
 pub mod validate;
 
 pub use check::{check_all, CheckOptions, Report};

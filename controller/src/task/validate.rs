@@ -102,6 +102,32 @@ pub fn validate(task: &LoadedTask, metric_supported: &dyn Fn(&str) -> bool) -> V
             }
         }
     }
+    for (k, g) in spec.gaming.iter().enumerate() {
+        for (i, s) in g.solution.iter().enumerate() {
+            if let Err(e) = check_solution_step(s) {
+                out.push(problem(format!("gaming[{k}].solution[{i}]"), e.to_string()));
+            }
+        }
+    }
+    let generates = spec.config.iter().any(|s| s.kind == "generate");
+    let uses_generated = |kind: &str| {
+        spec.evaluator.metrics().is_ok_and(|ms| {
+            ms.iter()
+                .flat_map(|m| [m.result, m.expected])
+                .flatten()
+                .any(|g| g.kind == kind)
+        })
+    };
+    if !generates {
+        for kind in ["generated", "generated_file", "rerun"] {
+            if uses_generated(kind) {
+                out.push(problem(
+                    "evaluator".to_string(),
+                    format!("getter `{kind}` needs a `generate` setup step"),
+                ));
+            }
+        }
+    }
     out
 }
 
@@ -134,6 +160,15 @@ fn check_step(task: &LoadedTask, step: &SetupStep, at: &str, out: &mut Vec<Probl
                 }
             }
         }
+        Ok(Setup::Generate { generator, .. }) => {
+            let p = task.dir().join(&generator);
+            if !p.is_file() {
+                out.push(problem(
+                    format!("{at}.parameters.generator"),
+                    format!("{} not found", p.display()),
+                ));
+            }
+        }
         Ok(_) => {}
     }
 }
@@ -161,6 +196,12 @@ fn check_getter(task: &LoadedTask, g: &GetterSpec, at: &str, out: &mut Vec<Probl
         }
         "vm_command_line" => need("command", out),
         "rule" => need("rules", out),
+        "generated_file" => need("path", out),
+        "rerun" => {
+            need("command", out);
+            need("path", out);
+            need("dest", out);
+        }
         "cloud_file" => {
             need("path", out);
             need("dest", out);

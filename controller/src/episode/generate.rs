@@ -1,0 +1,284 @@
+//! Seeded task data: runs a task's generator on the host and uploads what
+//! it wrote for the machine. The expected answers (`truth.json`, `host/`)
+//! stay on the host, where the `generated`, `generated_file` and `rerun`
+//! getters read them. The contract is in `tasks/ds/README.md`. Generators
+//! run with the system's Python ([`python`]).
+
+use crate::guest_client::{GuestClient, GuestError};
+use crate::task::LoadedTask;
+use protocol::task::Setup;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The longest a generator may run.
+pub const GENERATOR_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The seed of the counterfactual data a `rerun` getter uses: the
+/// episode's seed plus this.
+pub const RERUN_SEED_OFFSET: u64 = 1_000_003;
+
+/// Which run of the generator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    /// The setup's: the data the agent works on.
+    Setup,
+    /// The `rerun` getter's: another seed's data.
+    Rerun,
+}
+
+impl Which {
+    pub fn dir_name(self) -> &'static str {
+        match self {
+            Which::Setup => "setup",
+            Which::Rerun => "rerun",
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    #[error("generator {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("generator {}: did not finish within {}s", path.display(), GENERATOR_TIMEOUT.as_secs())]
+    Timeout { path: PathBuf },
+    #[error("generator {}: exit status {status}; stderr: {stderr}", path.display())]
+    Failed {
+        path: PathBuf,
+        status: String,
+        stderr: String,
+    },
+    #[error("generator {}: {what}", path.display())]
+    Output { path: PathBuf, what: String },
+    #[error("the task has no `generate` setup step")]
+    NoGenerator,
+    #[error(transparent)]
+    Guest(#[from] GuestError),
+}
+
+/// Where the generator's runs of one episode go: `<episode>/generated/`.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    pub root: PathBuf,
+    pub seed: u64,
+}
+
+impl Generated {
+    pub fn dir(&self, which: Which) -> PathBuf {
+        self.root.join(which.dir_name())
+    }
+
+    pub fn seed(&self, which: Which) -> u64 {
+        match which {
+            Which::Setup => self.seed,
+            Which::Rerun => self.seed.wrapping_add(RERUN_SEED_OFFSET),
+        }
+    }
+
+    /// The `truth.json` of a run, as JSON.
+    pub fn truth(&self, which: Which) -> Result<serde_json::Value, GenerateError> {
+        let path = self.dir(which).join("truth.json");
+        let text = std::fs::read_to_string(&path).map_err(|source| GenerateError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|e| GenerateError::Output {
+            path,
+            what: format!("truth.json is not JSON: {e}"),
+        })
+    }
+}
+
+/// The task's `generate` step: its generator and arguments.
+pub fn generator_of(task: &LoadedTask) -> Option<(String, Vec<String>)> {
+    task.spec.config.iter().find_map(|s| match s.parse() {
+        Ok(Setup::Generate { generator, args }) => Some((generator, args)),
+        _ => None,
+    })
+}
+
+/// Runs `generator` (relative to the task file) with `--seed` and `--out`
+/// into a fresh `g.dir(which)`, then uploads its `vm/` tree.
+pub async fn generate_and_upload(
+    task: &LoadedTask,
+    generator: &str,
+    args: &[String],
+    g: &Generated,
+    which: Which,
+    guest: &GuestClient,
+) -> Result<usize, GenerateError> {
+    let script = task.dir().join(generator);
+    let out = g.dir(which);
+    run(&script, args, g.seed(which), &out).await?;
+    upload(&script, &out.join("vm"), guest).await
+}
+
+/// The system's Python (`/usr/bin/python3`, where Debian's packages are:
+/// a pyenv or venv `python3` earlier on `PATH` lacks them), else `python3`.
+pub fn python() -> &'static str {
+    if Path::new("/usr/bin/python3").is_file() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    }
+}
+
+/// Runs the generator script into a fresh `out`.
+pub async fn run(
+    script: &Path,
+    args: &[String],
+    seed: u64,
+    out: &Path,
+) -> Result<(), GenerateError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| GenerateError::Io { path, source }
+    };
+    if !script.is_file() {
+        return Err(GenerateError::Output {
+            path: script.to_path_buf(),
+            what: "no such file".into(),
+        });
+    }
+    if out.exists() {
+        std::fs::remove_dir_all(out).map_err(io(out))?;
+    }
+    std::fs::create_dir_all(out).map_err(io(out))?;
+    let mut cmd = tokio::process::Command::new(python());
+    cmd.arg(script)
+        .arg("--seed")
+        .arg(seed.to_string())
+        .arg("--out")
+        .arg(out)
+        .args(args)
+        .current_dir(script.parent().unwrap_or(Path::new(".")))
+        .env("PYTHONHASHSEED", "0")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let child = cmd.spawn().map_err(io(script))?;
+    let done = match tokio::time::timeout(GENERATOR_TIMEOUT, child.wait_with_output()).await {
+        Ok(r) => r.map_err(io(script))?,
+        Err(_) => {
+            return Err(GenerateError::Timeout {
+                path: script.to_path_buf(),
+            })
+        }
+    };
+    if !done.status.success() {
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        let tail: Vec<char> = stderr.trim().chars().rev().take(800).collect();
+        return Err(GenerateError::Failed {
+            path: script.to_path_buf(),
+            status: done.status.to_string(),
+            stderr: tail.into_iter().rev().collect(),
+        });
+    }
+    if !out.join("truth.json").is_file() {
+        return Err(GenerateError::Output {
+            path: script.to_path_buf(),
+            what: format!("wrote no {}", out.join("truth.json").display()),
+        });
+    }
+    Ok(())
+}
+
+/// The files under `vm` with the machine path each goes to
+/// (`vm/home/user/a.csv` → `/home/user/a.csv`), sorted.
+pub fn vm_files(vm: &Path) -> std::io::Result<Vec<(String, PathBuf)>> {
+    let mut out = Vec::new();
+    if !vm.exists() {
+        return Ok(out);
+    }
+    let mut stack = vec![vm.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d)? {
+            let p = e?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(rel) = p.strip_prefix(vm) {
+                out.push((format!("/{}", rel.to_string_lossy()), p.clone()));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+async fn upload(script: &Path, vm: &Path, guest: &GuestClient) -> Result<usize, GenerateError> {
+    let files = vm_files(vm).map_err(|source| GenerateError::Io {
+        path: vm.to_path_buf(),
+        source,
+    })?;
+    for (target, local) in &files {
+        let bytes = std::fs::read(local).map_err(|source| GenerateError::Io {
+            path: local.clone(),
+            source,
+        })?;
+        guest.put_file(target, bytes).await?;
+    }
+    if files.is_empty() {
+        tracing::debug!(
+            "generator {} wrote no files for the machine",
+            script.display()
+        );
+    }
+    Ok(files.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_generator_writes_its_tree_and_its_failures_are_named() {
+        let d = tempfile::tempdir().unwrap();
+        let script = d.path().join("gen.py");
+        std::fs::write(
+            &script,
+            "import sys, os, json\n\
+             a = dict(zip(sys.argv[1::2], sys.argv[2::2]))\n\
+             out = a['--out']\n\
+             os.makedirs(out + '/vm/home/user')\n\
+             open(out + '/vm/home/user/x.txt', 'w').write(a['--seed'])\n\
+             json.dump({'seed': int(a['--seed']), 'n': a.get('--n')}, open(out + '/truth.json', 'w'))\n",
+        )
+        .unwrap();
+        let g = Generated {
+            root: d.path().join("generated"),
+            seed: 7,
+        };
+        let out = g.dir(Which::Rerun);
+        run(
+            &script,
+            &["--n".into(), "3".into()],
+            g.seed(Which::Rerun),
+            &out,
+        )
+        .await
+        .unwrap();
+        let t = g.truth(Which::Rerun).unwrap();
+        assert_eq!(t["seed"], 7 + RERUN_SEED_OFFSET);
+        assert_eq!(t["n"], "3");
+        let files = vm_files(&out.join("vm")).unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].0, "/home/user/x.txt");
+
+        std::fs::write(&script, "import sys\nsys.exit('no data for you')\n").unwrap();
+        let e = run(&script, &[], 1, &out).await.unwrap_err().to_string();
+        assert!(e.contains("gen.py") && e.contains("no data for you"), "{e}");
+        std::fs::write(&script, "pass\n").unwrap();
+        let e = run(&script, &[], 1, &out).await.unwrap_err().to_string();
+        assert!(e.contains("wrote no") && e.contains("truth.json"), "{e}");
+        let e = run(&d.path().join("none.py"), &[], 1, &out)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("none.py: no such file"), "{e}");
+    }
+}
