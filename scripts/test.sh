@@ -2,7 +2,8 @@
 # Runs every test tier: installs what the tests need, checks format and
 # lints, runs the Rust tests (unit, and desktop tests against real Xvfb
 # desktops with real GTK applications), drives a real deskenv-agent with a
-# Python client that speaks OSWorld's protocol, then builds the guest image
+# Python client that speaks OSWorld's protocol, checks every task's honesty
+# on the local provider (`deskenv tasks check`), then builds the guest image
 # and runs the real-VM tier (QEMU VMs: one cold boot, then restores; the
 # example suite with the scripted and the noop agents; `deskenv serve`
 # driven by the example Python client; the fault-injection suite: KVM that
@@ -72,6 +73,12 @@ trap cleanup EXIT
   DESKENV_AGENT_URL="http://$addr" /usr/bin/python3 -m unittest -v tests/python/test_osworld_client.py
   kill "$(cat "$port_file.pid")" 2>/dev/null || true
 )
+
+echo "== task honesty on the local provider (examples and the ds suite)"
+# Every task: its oracle on seeds 1 and 2 must pass; the noop, each
+# `gaming` attempt and the seed-1 answer planted on seed 2 must fail.
+cargo build --bin deskenv --bin deskenv-agent
+target/debug/deskenv tasks check tasks/examples tasks/ds --provider local --out target/deskenv-runs/check
 
 echo "== real-VM tier (guest image, QEMU, ready snapshot)"
 cargo build -p deskenv-controller

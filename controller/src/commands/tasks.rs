@@ -207,6 +207,8 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
         let files = honest::result_files(t);
         let why = if t.spec.evaluator.is_infeasible() {
             Some("infeasible task")
+        } else if controller::episode::generate::generator_of(t).is_none() {
+            Some("fixed data")
         } else if files.is_empty() {
             Some("no vm_file result")
         } else {
@@ -244,6 +246,7 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
         env_errors += o.env_errors() + o.not_run.len();
     }
     print!("{}", honest::table(&verdicts, seeds));
+    print!("{}", honest::causes(&verdicts));
     let bad = verdicts.values().filter(|v| !v.ok()).count();
     println!(
         "{} task(s): {} honest, {bad} not; results in {}",

@@ -45,7 +45,7 @@ pub enum GenerateError {
     },
     #[error("generator {}: did not finish within {}s", path.display(), GENERATOR_TIMEOUT.as_secs())]
     Timeout { path: PathBuf },
-    #[error("generator {}: exit status {status}; stderr: {stderr}", path.display())]
+    #[error("generator {}: {status}; stderr: {stderr}", path.display())]
     Failed {
         path: PathBuf,
         status: String,
@@ -143,6 +143,8 @@ pub async fn run(
             what: "no such file".into(),
         });
     }
+    // Absolute, since the generator runs in its own folder.
+    let script = &std::path::absolute(script).map_err(io(script))?;
     if out.exists() {
         std::fs::remove_dir_all(out).map_err(io(out))?;
     }
@@ -152,7 +154,7 @@ pub async fn run(
         .arg("--seed")
         .arg(seed.to_string())
         .arg("--out")
-        .arg(out)
+        .arg(std::path::absolute(out).map_err(io(out))?)
         .args(args)
         .current_dir(script.parent().unwrap_or(Path::new(".")))
         .env("PYTHONHASHSEED", "0")

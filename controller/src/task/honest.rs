@@ -120,6 +120,23 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// `gaming "fixed answer" s2 scored 1.00 ≥ 0.95`, `oracle s1 no score`.
+    pub fn short(&self) -> String {
+        let what = match &self.variant {
+            Variant::Oracle => "oracle".to_string(),
+            Variant::Noop => "noop".to_string(),
+            Variant::Gaming(n) => format!("gaming {n:?}"),
+            Variant::Stale => "stale".to_string(),
+        };
+        match self.score {
+            None => format!("{what} s{} no score", self.seed),
+            Some(x) if self.variant.must_pass() => {
+                format!("{what} s{} scored {x:.2} < {SUCCESS_THRESHOLD}", self.seed)
+            }
+            Some(x) => format!("{what} s{} scored {x:.2} ≥ {SUCCESS_THRESHOLD}", self.seed),
+        }
+    }
+
     pub fn from_result(variant: Variant, r: &EpisodeResult) -> Outcome {
         Outcome {
             variant,
@@ -211,27 +228,7 @@ pub fn table(verdicts: &BTreeMap<String, TaskVerdict>, seeds: [u64; 2]) -> Strin
                 .outcomes
                 .iter()
                 .filter(|o| !o.ok())
-                .map(|o| {
-                    let what = match &o.variant {
-                        Variant::Oracle => "oracle".to_string(),
-                        Variant::Noop => "noop".to_string(),
-                        Variant::Gaming(n) => format!("gaming {n:?}"),
-                        Variant::Stale => "stale".to_string(),
-                    };
-                    match (o.score, &o.cause) {
-                        (None, c) => format!(
-                            "{what} s{}: no score ({})",
-                            o.seed,
-                            c.as_deref().unwrap_or("?")
-                        ),
-                        (Some(x), _) if o.variant.must_pass() => {
-                            format!("{what} s{} scored {x:.2} < {SUCCESS_THRESHOLD}", o.seed)
-                        }
-                        (Some(x), _) => {
-                            format!("{what} s{} scored {x:.2} ≥ {SUCCESS_THRESHOLD}", o.seed)
-                        }
-                    }
-                })
+                .map(Outcome::short)
                 .collect();
             format!("FAIL: {}", bad.join("; "))
         };
@@ -250,6 +247,22 @@ pub fn table(verdicts: &BTreeMap<String, TaskVerdict>, seeds: [u64; 2]) -> Strin
             stale,
             wall
         );
+    }
+    s
+}
+
+/// A line per outcome without a score, with its cause (printed under the
+/// table).
+pub fn causes(verdicts: &BTreeMap<String, TaskVerdict>) -> String {
+    let mut s = String::new();
+    for (id, v) in verdicts {
+        for o in v.outcomes.iter().filter(|o| o.score.is_none()) {
+            s.push_str(&format!(
+                "{id}: {}: {}\n",
+                o.short(),
+                o.cause.as_deref().unwrap_or("?")
+            ));
+        }
     }
     s
 }
@@ -323,6 +336,11 @@ mod tests {
             },
         );
         let text = table(&verdicts, [1, 2]);
-        assert!(text.contains("FAIL: noop s2: no score"), "{text}");
+        assert!(text.contains("FAIL: noop s2 no score"), "{text}");
+        assert!(
+            causes(&verdicts).contains("noop s2 no score: "),
+            "{}",
+            causes(&verdicts)
+        );
     }
 }
