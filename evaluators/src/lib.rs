@@ -23,9 +23,13 @@
 //!   [`EvalError::BadOption`]; OSWorld features that deskenv does not implement
 //!   are an [`EvalError::Unsupported`], never a silent pass.
 //!
+//! The `ds_*` metrics (module `ds`) are deskenv's own, for the data-science
+//! suite `tasks/ds` (see its README for the contract).
+//!
 //! Multi-metric evaluators (`"func": [...]`, `"conj"`) are scored metric by
 //! metric and folded with [`combine`].
 
+mod ds;
 mod general;
 mod pyval;
 mod table;
@@ -218,6 +222,12 @@ const SUPPORTED: &[&str] = &[
     "compare_csv",
     "compare_table",
     "compare_text_file",
+    "ds_chart_svg",
+    "ds_image",
+    "ds_notebook",
+    "ds_number",
+    "ds_predictions",
+    "ds_table",
     "exact_match",
     "infeasible",
     "is_in_list",
@@ -470,6 +480,12 @@ pub fn evaluate(
         "compare_text_file" => text::compare_text_file(result, need(metric, expected)?, options),
         "compare_csv" => text::compare_csv(result, need(metric, expected)?, options),
         "compare_table" => table::compare_table(result, expected, options),
+        "ds_number" => ds::ds_number(result, need(metric, expected)?, options),
+        "ds_table" => ds::ds_table(result, need(metric, expected)?, options),
+        "ds_predictions" => ds::ds_predictions(result, need(metric, expected)?, options),
+        "ds_chart_svg" => ds::ds_chart_svg(result, need(metric, expected)?, options),
+        "ds_image" => ds::ds_image(result, options),
+        "ds_notebook" => ds::ds_notebook(result, expected, options),
         _ => Err(EvalError::UnknownMetric(metric.to_string())),
     }
 }
