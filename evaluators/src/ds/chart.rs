@@ -5,7 +5,7 @@
 //! spines), `line2d_N` groups (data lines), `PathCollection_N` groups
 //! (scatter points as `<use>`), `matplotlib.axis_1`/`_2` (ticks, tick labels
 //! in `xtick_N`/`ytick_N`, the axis label), `text_N` groups (title) and
-//! `legend_N`. Text is a `<text>` element with `svg.fonttype: none`, else
+//! `legend_N` (the `_N` counters run across the whole figure). Text is a `<text>` element with `svg.fonttype: none`, else
 //! glyph paths preceded by a comment holding the string; both are read.
 //!
 //! The expected artifact is JSON with optional keys, each checked when
@@ -478,8 +478,16 @@ impl Axes {
             .filter(|pts| !pts.is_empty())
             .collect();
         let texts = child_groups(node, "text_").filter_map(text_of).collect();
-        let axis = |id: &str, tick: &'static str, horizontal: bool| -> Axis {
-            let Some(a) = node.children().find(|c| group_id(*c) == Some(id)) else {
+        // Axis group ids count across the figure (`matplotlib.axis_3` is the
+        // second axes' x axis): the x axis is the one with `xtick_` groups,
+        // else the first.
+        let axis_groups: Vec<Node> = child_groups(node, "matplotlib.axis_").collect();
+        let axis = |nth: usize, tick: &'static str, horizontal: bool| -> Axis {
+            let found = axis_groups
+                .iter()
+                .find(|a| child_groups(**a, tick).next().is_some())
+                .or_else(|| axis_groups.get(nth));
+            let Some(&a) = found else {
                 return Axis::default();
             };
             let mut out = Axis {
@@ -507,8 +515,8 @@ impl Axes {
             lines,
             points,
             texts,
-            xaxis: axis("matplotlib.axis_1", "xtick_", true),
-            yaxis: axis("matplotlib.axis_2", "ytick_", false),
+            xaxis: axis(0, "xtick_", true),
+            yaxis: axis(1, "ytick_", false),
         }
     }
 

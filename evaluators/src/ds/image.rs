@@ -57,8 +57,8 @@ pub(crate) fn ds_image(result: &Artifact, options: &Options) -> Result<Scored, E
     let hex = format!("#{:02x}{:02x}{:02x}", bg[0], bg[1], bg[2]);
     if share >= max_background {
         return Ok(Scored::fail(format!(
-            "blank: {:.1} % of pixels are {hex}",
-            share * 100.0
+            "blank: {} % of pixels are {hex}",
+            percent(share)
         )));
     }
     let colors = counts.len() as u64;
@@ -68,9 +68,21 @@ pub(crate) fn ds_image(result: &Artifact, options: &Options) -> Result<Scored, E
         )));
     }
     Ok(Scored::pass(format!(
-        "{width}x{height}, {colors} colours, {:.1} % {hex}",
-        share * 100.0
+        "{width}x{height}, {colors} colours, {} % {hex}",
+        percent(share)
     )))
+}
+
+/// A share as a percentage with one decimal, more when that would round a
+/// share below 1 up to `100.0`.
+fn percent(share: f64) -> String {
+    let p = share * 100.0;
+    let one = format!("{p:.1}");
+    if share < 1.0 && one == "100.0" {
+        format!("{p:.3}")
+    } else {
+        one
+    }
 }
 
 /// Width, height and 8-bit RGB pixels (alpha composited over white).

@@ -7,8 +7,8 @@
 //!   matched by key; a key missing from the result, or (unless `extra_rows`)
 //!   a result key that is not expected, is a difference; duplicate keys in
 //!   the result fail. Without `key`, rows are compared by position when
-//!   `ordered`, else both tables are sorted by the compared columns first
-//!   (so row order does not matter).
+//!   `ordered`, else as a multiset (each expected row takes the first unused
+//!   result row equal to it), so row order does not matter.
 //! - `columns`: the columns compared (default: every expected column). Extra
 //!   result columns are always allowed.
 //! - `abs_tol`, `rel_tol` (1e-6 each) and `tolerance` (`{column: abs tol}`,
@@ -29,7 +29,6 @@
 //! trimmed string equality. Workbook dates are compared as their serial
 //! numbers.
 
-use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use serde_json::Value;
@@ -165,19 +164,59 @@ struct Col {
 }
 
 fn compare(got: &Table, want: &Table, o: &Opts) -> Result<Scored, EvalError> {
+    // The expected side first: a broken task is an error whatever the result.
     let names: Vec<String> = match &o.columns {
         Some(c) => c.clone(),
         None => want.columns.clone(),
     };
-    let mut cols = Vec::new();
+    let mut want_cols = Vec::new();
     for name in &names {
-        let Some(w) = want.find(name, o.normalize) else {
-            return Err(EvalError::bad_option(
-                M,
-                "columns",
-                format!("columns of the expected table (no column {name:?})"),
-            ));
-        };
+        match want.find(name, o.normalize) {
+            Some(w) => want_cols.push(w),
+            None => {
+                return Err(EvalError::bad_option(
+                    M,
+                    "columns",
+                    format!("columns of the expected table (no column {name:?})"),
+                ))
+            }
+        }
+    }
+    let mut want_key = Vec::new();
+    for k in o.key.iter().flatten() {
+        match want.find(k, o.normalize) {
+            Some(w) => want_key.push(w),
+            None => {
+                return Err(EvalError::bad_option(
+                    M,
+                    "key",
+                    format!("columns of the expected table (no column {k:?})"),
+                ))
+            }
+        }
+    }
+    let key_of = |row: &[String], idx: &[usize]| -> Vec<String> {
+        idx.iter().map(|&i| canonical(&row[i])).collect()
+    };
+    let mut want_at: HashMap<Vec<String>, usize> = HashMap::new();
+    if o.key.is_some() {
+        for (i, r) in want.rows.iter().enumerate() {
+            let k = key_of(r, &want_key);
+            if want_at.insert(k.clone(), i).is_some() {
+                return Err(EvalError::bad_option(
+                    M,
+                    "key",
+                    format!(
+                        "a key unique in the expected table ({} repeats)",
+                        show_key(&k)
+                    ),
+                ));
+            }
+        }
+    }
+
+    let mut cols = Vec::new();
+    for (name, &w) in names.iter().zip(&want_cols) {
         let Some(g) = got.find(name, o.normalize) else {
             return Ok(Scored::fail(format!(
                 "missing column {name:?} (result columns: {})",
@@ -198,120 +237,117 @@ fn compare(got: &Table, want: &Table, o: &Opts) -> Result<Scored, EvalError> {
     }
     let mut diffs: Vec<String> = Vec::new();
     let mut bad_rows = 0usize;
-    let total;
-    match &o.key {
-        Some(key) => {
-            let mut kw = Vec::new();
-            let mut kg = Vec::new();
-            for k in key {
-                let Some(w) = want.find(k, o.normalize) else {
-                    return Err(EvalError::bad_option(
-                        M,
-                        "key",
-                        format!("columns of the expected table (no column {k:?})"),
-                    ));
-                };
-                let Some(g) = got.find(k, o.normalize) else {
-                    return Ok(Scored::fail(format!(
-                        "missing key column {k:?} (result columns: {})",
-                        short(&got.columns.join(", "))
-                    )));
-                };
-                kw.push(w);
-                kg.push(g);
-            }
-            let key_of = |row: &[String], idx: &[usize]| -> Vec<String> {
-                idx.iter().map(|&i| canonical(&row[i])).collect()
+    let total = want.rows.len();
+    if let Some(key) = &o.key {
+        let mut got_key = Vec::new();
+        for k in key {
+            let Some(g) = got.find(k, o.normalize) else {
+                return Ok(Scored::fail(format!(
+                    "missing key column {k:?} (result columns: {})",
+                    short(&got.columns.join(", "))
+                )));
             };
-            let mut want_at: HashMap<Vec<String>, usize> = HashMap::new();
-            for (i, r) in want.rows.iter().enumerate() {
-                let k = key_of(r, &kw);
-                if want_at.insert(k.clone(), i).is_some() {
-                    return Err(EvalError::bad_option(
-                        M,
-                        "key",
-                        format!(
-                            "a key unique in the expected table ({} repeats)",
-                            show_key(&k)
-                        ),
+            got_key.push(g);
+        }
+        let mut got_at: HashMap<Vec<String>, usize> = HashMap::new();
+        let mut order: Vec<usize> = Vec::new();
+        for (i, r) in got.rows.iter().enumerate() {
+            let k = key_of(r, &got_key);
+            if got_at.insert(k.clone(), i).is_some() {
+                return Ok(Scored::fail(format!(
+                    "duplicate key {} in the result",
+                    show_key(&k)
+                )));
+            }
+            match want_at.get(&k) {
+                Some(&w) => order.push(w),
+                None if !o.extra_rows => {
+                    bad_rows += 1;
+                    diffs.push(format!("row {}: not expected", show_key(&k)));
+                }
+                None => {}
+            }
+        }
+        for wr in &want.rows {
+            let k = key_of(wr, &want_key);
+            let label = show_key(&k);
+            match got_at.get(&k) {
+                None => {
+                    bad_rows += 1;
+                    diffs.push(format!("row {label}: missing"));
+                }
+                Some(&gi) => {
+                    if let Some(d) = row_diff(&got.rows[gi], wr, &cols, o.rel_tol) {
+                        bad_rows += 1;
+                        diffs.push(format!("row {label}: {d}"));
+                    }
+                }
+            }
+        }
+        if o.ordered {
+            if let Some(p) = order.windows(2).position(|w| w[0] > w[1]) {
+                let k = key_of(&want.rows[order[p + 1]], &want_key);
+                diffs.push(format!("row order differs at row {}", show_key(&k)));
+            }
+        }
+    } else if o.ordered {
+        for (i, wr) in want.rows.iter().enumerate() {
+            match got.rows.get(i) {
+                None => {
+                    bad_rows += 1;
+                    diffs.push(format!("row {}: missing", i + 1));
+                }
+                Some(gr) => {
+                    if let Some(d) = row_diff(gr, wr, &cols, o.rel_tol) {
+                        bad_rows += 1;
+                        diffs.push(format!("row {}: {d}", i + 1));
+                    }
+                }
+            }
+        }
+        if got.rows.len() > want.rows.len() && !o.extra_rows {
+            let n = got.rows.len() - want.rows.len();
+            bad_rows += n;
+            diffs.push(format!("{n} extra rows"));
+        }
+    } else {
+        // Rows as a multiset: each expected row takes the first unused
+        // result row equal to it (exact text first, then within tolerance).
+        let text_of = |r: &[String], idx: fn(&Col) -> usize| -> Vec<String> {
+            cols.iter().map(|c| canonical(&r[idx(c)])).collect()
+        };
+        let mut by_text: HashMap<Vec<String>, Vec<usize>> = HashMap::new();
+        for (i, r) in got.rows.iter().enumerate().rev() {
+            by_text.entry(text_of(r, |c| c.got)).or_default().push(i);
+        }
+        let mut used = vec![false; got.rows.len()];
+        let mut unmatched: Vec<usize> = Vec::new();
+        for (wi, wr) in want.rows.iter().enumerate() {
+            match by_text.get_mut(&text_of(wr, |c| c.want)).and_then(Vec::pop) {
+                Some(gi) => used[gi] = true,
+                None => unmatched.push(wi),
+            }
+        }
+        for wi in unmatched {
+            let wr = &want.rows[wi];
+            let hit = (0..got.rows.len())
+                .find(|&gi| !used[gi] && row_diff(&got.rows[gi], wr, &cols, o.rel_tol).is_none());
+            match hit {
+                Some(gi) => used[gi] = true,
+                None => {
+                    bad_rows += 1;
+                    let shown: Vec<&str> = cols.iter().map(|c| wr[c.want].trim()).collect();
+                    diffs.push(format!(
+                        "expected row {} ({}): no matching row",
+                        wi + 1,
+                        short(&shown.join(", "))
                     ));
                 }
             }
-            let mut got_at: HashMap<Vec<String>, usize> = HashMap::new();
-            let mut order: Vec<usize> = Vec::new();
-            for (i, r) in got.rows.iter().enumerate() {
-                let k = key_of(r, &kg);
-                if got_at.insert(k.clone(), i).is_some() {
-                    return Ok(Scored::fail(format!(
-                        "duplicate key {} in the result",
-                        show_key(&k)
-                    )));
-                }
-                match want_at.get(&k) {
-                    Some(&w) => order.push(w),
-                    None if !o.extra_rows => {
-                        bad_rows += 1;
-                        diffs.push(format!("row {}: not expected", show_key(&k)));
-                    }
-                    None => {}
-                }
-            }
-            for wr in &want.rows {
-                let k = key_of(wr, &kw);
-                let label = show_key(&k);
-                match got_at.get(&k) {
-                    None => {
-                        bad_rows += 1;
-                        diffs.push(format!("row {label}: missing"));
-                    }
-                    Some(&gi) => {
-                        if let Some(d) = row_diff(&got.rows[gi], wr, &cols, o.rel_tol) {
-                            bad_rows += 1;
-                            diffs.push(format!("row {label}: {d}"));
-                        }
-                    }
-                }
-            }
-            if o.ordered {
-                if let Some(p) = order.windows(2).position(|w| w[0] > w[1]) {
-                    let k = key_of(&want.rows[order[p + 1]], &kw);
-                    diffs.push(format!("row order differs at row {}", show_key(&k)));
-                }
-            }
-            total = want.rows.len();
         }
-        None => {
-            let mut wrows: Vec<&Vec<String>> = want.rows.iter().collect();
-            let mut grows: Vec<&Vec<String>> = got.rows.iter().collect();
-            if !o.ordered {
-                wrows.sort_by(|a, b| cmp_rows(a, b, &cols, |c| c.want));
-                grows.sort_by(|a, b| cmp_rows(a, b, &cols, |c| c.got));
-            }
-            for (i, wr) in wrows.iter().enumerate() {
-                let at = if o.ordered {
-                    format!("row {}", i + 1)
-                } else {
-                    format!("sorted row {}", i + 1)
-                };
-                match grows.get(i) {
-                    None => {
-                        bad_rows += 1;
-                        diffs.push(format!("{at}: missing"));
-                    }
-                    Some(gr) => {
-                        if let Some(d) = row_diff(gr, wr, &cols, o.rel_tol) {
-                            bad_rows += 1;
-                            diffs.push(format!("{at}: {d}"));
-                        }
-                    }
-                }
-            }
-            if grows.len() > wrows.len() && !o.extra_rows {
-                let n = grows.len() - wrows.len();
-                bad_rows += n;
-                diffs.push(format!("{n} extra rows"));
-            }
-            total = want.rows.len();
+        let extra = used.iter().filter(|u| !**u).count();
+        if extra > 0 && !o.extra_rows {
+            diffs.push(format!("{extra} result rows not expected"));
         }
     }
     if diffs.is_empty() {
@@ -384,40 +420,6 @@ fn cell_diff(got: &str, want: &str, abs_tol: f64, rel_tol: f64) -> Option<String
         return None;
     }
     Some(format!("{:?} != {:?}", short(g), short(w)))
-}
-
-/// Rows ordered by the compared columns: missing first, then numbers, then
-/// strings.
-fn cmp_rows(a: &[String], b: &[String], cols: &[Col], idx: impl Fn(&Col) -> usize) -> Ordering {
-    for c in cols {
-        let i = idx(c);
-        let ord = cmp_cells(&a[i], &b[i]);
-        if ord != Ordering::Equal {
-            return ord;
-        }
-    }
-    Ordering::Equal
-}
-
-fn cmp_cells(a: &str, b: &str) -> Ordering {
-    let rank = |s: &str| -> (u8, f64) {
-        if is_missing(s) {
-            (0, 0.0)
-        } else if let Some(x) = parse_plain_number(s) {
-            (1, x)
-        } else {
-            (2, 0.0)
-        }
-    };
-    let (ra, xa) = rank(a);
-    let (rb, xb) = rank(b);
-    ra.cmp(&rb).then(xa.total_cmp(&xb)).then_with(|| {
-        if ra == 2 {
-            a.trim().cmp(b.trim())
-        } else {
-            Ordering::Equal
-        }
-    })
 }
 
 #[cfg(test)]
