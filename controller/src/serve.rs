@@ -506,6 +506,9 @@ async fn close_env(
 #[serde(deny_unknown_fields)]
 struct ResetRequest {
     task_id: String,
+    /// The seed of the task's generated data (default: deskenv's).
+    #[serde(default)]
+    seed: Option<u64>,
 }
 
 async fn reset(
@@ -541,6 +544,7 @@ async fn reset(
     let settings = EpisodeSettings {
         time_limit: s.cfg.time_limit,
         settle: s.cfg.settle,
+        seed: req.seed.unwrap_or(crate::episode::DEFAULT_SEED),
         ..EpisodeSettings::new(
             env.settings.observation,
             env.settings.action_space,
