@@ -26,6 +26,8 @@ packages=(
   python3-numpy python3-scipy python3-sklearn python3-seaborn
   python3-statsmodels python3-openpyxl jupyter-notebook python3-nbconvert
   chromium
+  # OCR of chart images (the ds_image_text metric)
+  tesseract-ocr tesseract-ocr-eng
   python3 python3-pyatspi python3-lxml python3-requests python3-venv python3-tk
   fonts-dejavu-core fonts-noto-cjk
   build-essential pkg-config curl ca-certificates

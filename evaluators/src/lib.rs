@@ -224,6 +224,7 @@ const SUPPORTED: &[&str] = &[
     "compare_text_file",
     "ds_chart_svg",
     "ds_image",
+    "ds_image_text",
     "ds_notebook",
     "ds_number",
     "ds_predictions",
@@ -485,6 +486,7 @@ pub fn evaluate(
         "ds_predictions" => ds::ds_predictions(result, need(metric, expected)?, options),
         "ds_chart_svg" => ds::ds_chart_svg(result, need(metric, expected)?, options),
         "ds_image" => ds::ds_image(result, options),
+        "ds_image_text" => ds::ds_image_text(result, need(metric, expected)?, options),
         "ds_notebook" => ds::ds_notebook(result, expected, options),
         _ => Err(EvalError::UnknownMetric(metric.to_string())),
     }

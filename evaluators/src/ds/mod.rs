@@ -8,6 +8,7 @@
 //! - [`ds_chart_svg`]: what a matplotlib/seaborn SVG shows (kind, title, axis
 //!   labels, bar heights or line values up to scale, tick labels, series).
 //! - [`ds_image`]: a PNG that is big enough and not blank.
+//! - [`ds_image_text`]: the text a PNG shows (OCR) holds the expected strings.
 //! - [`ds_notebook`]: an `.ipynb` that ran top to bottom without errors.
 //!
 //! All are pure functions of the artifacts; they follow the crate's failure
@@ -21,6 +22,7 @@ mod chart;
 mod image;
 mod notebook;
 mod number;
+mod ocr;
 mod predictions;
 mod table;
 
@@ -34,6 +36,7 @@ pub(crate) use chart::ds_chart_svg;
 pub(crate) use image::ds_image;
 pub(crate) use notebook::ds_notebook;
 pub(crate) use number::ds_number;
+pub(crate) use ocr::ds_image_text;
 pub(crate) use predictions::ds_predictions;
 pub(crate) use table::ds_table;
 

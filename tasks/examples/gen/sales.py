@@ -45,6 +45,7 @@ def main():
             "labels": regions,
             "values": [totals[r] for r in regions],
         },
+        "png_text": {"contains": ["Total amount by region"]},
     }
     (a.out / "truth.json").write_text(json.dumps(truth, indent=1))
 
