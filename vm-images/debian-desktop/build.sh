@@ -209,6 +209,10 @@ mkdir -p "$lo"
 # (The same file seeds each desktop of the controller's local provider.)
 cp "$here/overlay/etc/deskenv/libreoffice-registrymodifications.xcu" "$lo/registrymodifications.xcu"
 in_chroot chown -R user:user /home/user/.config
+# pyautogui for the agent's --python-fallback, pinned (PyPI is reachable
+# where Debian's mirrors are).
+in_chroot python3 -m pip install -q --no-cache-dir --break-system-packages \
+  pyautogui==0.9.54 > "$work/pip.log" 2>&1 || { tail -30 "$work/pip.log" >&2; die "pip install pyautogui failed (log: $work/pip.log)"; }
 # Matplotlib draws without a display server if asked to; keep its cache warm.
 in_chroot python3 -c 'import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot' >/dev/null 2>&1 || true
 rm -f "$mnt/usr/sbin/policy-rc.d"
