@@ -300,6 +300,15 @@ pub enum TasksCmd {
     Check(CheckArgs),
 }
 
+/// What `deskenv tasks check` runs.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckVariant {
+    Oracle,
+    Noop,
+    Gaming,
+    Stale,
+}
+
 #[derive(Args, Debug)]
 pub struct CheckArgs {
     /// Task files or folders.
@@ -316,6 +325,14 @@ pub struct CheckArgs {
     /// Attempts after the first for an episode without a score.
     #[arg(long, default_value_t = 2)]
     pub retries: u32,
+    /// Which attempts to run: oracle (on both seeds), noop, gaming, stale.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "oracle,noop,gaming,stale"
+    )]
+    pub variants: Vec<CheckVariant>,
     #[command(flatten)]
     pub machines: MachineArgs,
 }

@@ -1,7 +1,7 @@
 //! `deskenv tasks validate|list`, and the one way every command prints a
 //! [`task::Report`].
 
-use crate::cli::CheckArgs;
+use crate::cli::{CheckArgs, CheckVariant};
 use crate::exit::Exit;
 use anyhow::bail;
 use controller::episode::EpisodeSettings;
@@ -167,13 +167,23 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
         names.insert(vt.spec.id.clone(), (t.spec.id.clone(), v));
         seed_tasks.push(vt);
     };
+    let wants = |v: CheckVariant| a.variants.contains(&v);
+    if wants(CheckVariant::Stale) && !wants(CheckVariant::Oracle) {
+        bail!("--variants: stale plants the oracle's answers, so it needs oracle too");
+    }
     let (mut first, mut second) = (Vec::new(), Vec::new());
     for t in &tasks {
-        plan(&mut first, t, Variant::Oracle);
-        plan(&mut first, t, Variant::Noop);
-        plan(&mut second, t, Variant::Oracle);
-        for g in honest::gaming(t) {
-            plan(&mut second, t, g);
+        if wants(CheckVariant::Oracle) {
+            plan(&mut first, t, Variant::Oracle);
+            plan(&mut second, t, Variant::Oracle);
+        }
+        if wants(CheckVariant::Noop) {
+            plan(&mut first, t, Variant::Noop);
+        }
+        if wants(CheckVariant::Gaming) {
+            for g in honest::gaming(t) {
+                plan(&mut second, t, g);
+            }
         }
     }
     println!(
@@ -203,7 +213,7 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
     }
     // The stale answer: the oracle's result files from the first seed,
     // planted on the second.
-    for t in &tasks {
+    for t in tasks.iter().filter(|_| wants(CheckVariant::Stale)) {
         let files = honest::result_files(t);
         let why = if t.spec.evaluator.is_infeasible() {
             Some("infeasible task")
@@ -247,6 +257,14 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
     }
     print!("{}", honest::table(&verdicts, seeds));
     print!("{}", honest::causes(&verdicts));
+    let category = tasks
+        .iter()
+        .map(|t| {
+            let c = t.spec.category.clone().unwrap_or_else(|| t.domain.clone());
+            (t.spec.id.clone(), c)
+        })
+        .collect();
+    print!("{}", honest::by_stage(&verdicts, &category));
     let bad = verdicts.values().filter(|v| !v.ok()).count();
     println!(
         "{} task(s): {} honest, {bad} not; results in {}",

@@ -267,6 +267,59 @@ pub fn causes(verdicts: &BTreeMap<String, TaskVerdict>) -> String {
     s
 }
 
+/// A line per stage (the tasks' `category`): tasks, honest ones, the
+/// median and total wall time of the oracle's episodes, and the total of
+/// all episodes.
+pub fn by_stage(
+    verdicts: &BTreeMap<String, TaskVerdict>,
+    category: &BTreeMap<String, String>,
+) -> String {
+    use std::fmt::Write;
+    let mut stages: BTreeMap<&str, Vec<&TaskVerdict>> = BTreeMap::new();
+    for (id, v) in verdicts {
+        let c = category.get(id).map(String::as_str).unwrap_or("-");
+        stages.entry(c).or_default().push(v);
+    }
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<22} {:>5} {:>6} {:>16} {:>14} {:>12}",
+        "stage", "tasks", "honest", "oracle median s", "oracle total s", "all total s"
+    );
+    for (stage, vs) in stages {
+        let mut oracle: Vec<f64> = vs
+            .iter()
+            .flat_map(|v| v.outcomes.iter())
+            .filter(|o| o.variant == Variant::Oracle)
+            .map(|o| o.wall_s)
+            .collect();
+        oracle.sort_by(f64::total_cmp);
+        let median = if oracle.is_empty() {
+            0.0
+        } else if oracle.len() % 2 == 1 {
+            oracle[oracle.len() / 2]
+        } else {
+            (oracle[oracle.len() / 2 - 1] + oracle[oracle.len() / 2]) / 2.0
+        };
+        let all: f64 = vs
+            .iter()
+            .flat_map(|v| v.outcomes.iter())
+            .map(|o| o.wall_s)
+            .sum();
+        let _ = writeln!(
+            s,
+            "{:<22} {:>5} {:>6} {:>16.1} {:>14.1} {:>12.1}",
+            stage,
+            vs.len(),
+            vs.iter().filter(|v| v.ok()).count(),
+            median,
+            oracle.iter().sum::<f64>(),
+            all
+        );
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
