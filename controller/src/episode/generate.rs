@@ -102,6 +102,8 @@ pub fn generator_of(task: &LoadedTask) -> Option<(String, Vec<String>)> {
 
 /// Runs `generator` (relative to the task file) with `--seed` and `--out`
 /// into a fresh `g.dir(which)`, then uploads its `vm/` tree.
+/// Machine paths in `keep` are not uploaded (the agent's own files, which
+/// a re-run must not replace).
 pub async fn generate_and_upload(
     task: &LoadedTask,
     generator: &str,
@@ -109,11 +111,12 @@ pub async fn generate_and_upload(
     g: &Generated,
     which: Which,
     guest: &GuestClient,
+    keep: &[String],
 ) -> Result<usize, GenerateError> {
     let script = task.dir().join(generator);
     let out = g.dir(which);
     run(&script, args, g.seed(which), &out).await?;
-    upload(&script, &out.join("vm"), guest).await
+    upload(&script, &out.join("vm"), guest, keep).await
 }
 
 /// The system's Python (`/usr/bin/python3`, where Debian's packages are:
@@ -212,11 +215,17 @@ pub fn vm_files(vm: &Path) -> std::io::Result<Vec<(String, PathBuf)>> {
     Ok(out)
 }
 
-async fn upload(script: &Path, vm: &Path, guest: &GuestClient) -> Result<usize, GenerateError> {
-    let files = vm_files(vm).map_err(|source| GenerateError::Io {
+async fn upload(
+    script: &Path,
+    vm: &Path,
+    guest: &GuestClient,
+    keep: &[String],
+) -> Result<usize, GenerateError> {
+    let mut files = vm_files(vm).map_err(|source| GenerateError::Io {
         path: vm.to_path_buf(),
         source,
     })?;
+    files.retain(|(target, _)| !keep.contains(target));
     for (target, local) in &files {
         let bytes = std::fs::read(local).map_err(|source| GenerateError::Io {
             path: local.clone(),

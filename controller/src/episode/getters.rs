@@ -210,8 +210,9 @@ async fn collect_inner(g: &GetterSpec, ctx: &GetterContext<'_>) -> Result<Artifa
 }
 
 /// The counterfactual re-run: the task's generator with another seed,
-/// its inputs uploaded over the agent's, `path` deleted, `command` run,
-/// `path` fetched.
+/// its inputs uploaded over the agent's (except the machine paths in
+/// `keep`: the agent's own notebook or script), `path` deleted, `command`
+/// run, `path` fetched.
 async fn rerun(g: &GetterSpec, ctx: &GetterContext<'_>) -> Result<Artifact, GetterError> {
     let param = |name: &'static str| {
         g.params
@@ -222,6 +223,7 @@ async fn rerun(g: &GetterSpec, ctx: &GetterContext<'_>) -> Result<Artifact, Gett
     };
     let (command, path, dest) = (param("command")?, param("path")?, param("dest")?);
     let dest = dest_name(&dest)?;
+    let keep = strings(g.params.get("keep"));
     let (generator, args) = generate::generator_of(ctx.task).ok_or(GenerateError::NoGenerator)?;
     generate::generate_and_upload(
         ctx.task,
@@ -230,6 +232,7 @@ async fn rerun(g: &GetterSpec, ctx: &GetterContext<'_>) -> Result<Artifact, Gett
         ctx.generated,
         Which::Rerun,
         ctx.agent,
+        &keep,
     )
     .await?;
     ctx.agent

@@ -207,12 +207,20 @@ async fn run_one(step: &Setup, ctx: &StepContext<'_>) -> Result<(), StepFail> {
         Setup::Sleep { seconds } => tokio::time::sleep(Duration::from_secs_f64(*seconds)).await,
         Setup::Generate { generator, args } => {
             use super::generate::{generate_and_upload, GenerateError, Which};
-            generate_and_upload(ctx.task, generator, args, ctx.generated, Which::Setup, a)
-                .await
-                .map_err(|e| match e {
-                    GenerateError::Guest(g) => StepFail::Guest(g),
-                    other => StepFail::Task(other.to_string()),
-                })?;
+            generate_and_upload(
+                ctx.task,
+                generator,
+                args,
+                ctx.generated,
+                Which::Setup,
+                a,
+                &[],
+            )
+            .await
+            .map_err(|e| match e {
+                GenerateError::Guest(g) => StepFail::Guest(g),
+                other => StepFail::Task(other.to_string()),
+            })?;
         }
         Setup::Unsupported { kind } => {
             return Err(format!(
