@@ -78,7 +78,9 @@ echo "== task honesty on the local provider (examples and the ds suite)"
 # Every task: its oracle on seeds 1 and 2 must pass; the noop, each
 # `gaming` attempt and the seed-1 answer planted on seed 2 must fail.
 cargo build --bin deskenv --bin deskenv-agent
-target/debug/deskenv tasks check tasks/examples tasks/ds --provider local --out target/deskenv-runs/check
+# Two at a time; tasks with LibreOffice, Chromium or Jupyter (state in the
+# host's /tmp or network on the local provider) one at a time.
+target/debug/deskenv tasks check tasks/examples tasks/ds --provider local --parallel 2 --out target/deskenv-runs/check
 
 echo "== real-VM tier (guest image, QEMU, ready snapshot)"
 cargo build -p deskenv-controller

@@ -194,22 +194,28 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
         second.len(),
         seeds[1]
     );
-    let s_first = settings(a.out.join(format!("seed-{}", seeds[0])), seeds[0], vec![]);
+    // On the local provider, tasks with an application that keeps state
+    // in the host's /tmp or network (LibreOffice's pipe, Chromium's
+    // profile, Jupyter's port) run one at a time, the others --parallel.
+    let one_pool = Arc::new(Pool::new(pool.provider().clone(), 1)?);
+    let local = a.machines.provider == crate::cli::ProviderKind::Local && a.parallel > 1;
+    let alone = |t: &LoadedTask| local && honest::uses_host_global_app(t);
     let mut env_errors = 0;
-    for (s, batch) in [
-        (s_first.clone(), first),
-        (
-            settings(a.out.join(format!("seed-{}", seeds[1])), seeds[1], vec![]),
-            second,
-        ),
-    ] {
-        let o = runner::run(pool.clone(), s, batch, scripted.clone(), progress.clone()).await?;
-        for f in &o.finished {
-            if let Some((base, v)) = names.get(&f.result.task_id) {
-                record(&mut verdicts, base, v.clone(), &f.result);
+    for (seed, batch) in [(seeds[0], first), (seeds[1], second)] {
+        let (one, many): (Vec<_>, Vec<_>) = batch.into_iter().partition(|t| alone(t));
+        for (group, pool, suffix) in [(many, &pool, ""), (one, &one_pool, "-one-at-a-time")] {
+            if group.is_empty() {
+                continue;
             }
+            let s = settings(a.out.join(format!("seed-{seed}{suffix}")), seed, vec![]);
+            let o = runner::run(pool.clone(), s, group, scripted.clone(), progress.clone()).await?;
+            for f in &o.finished {
+                if let Some((base, v)) = names.get(&f.result.task_id) {
+                    record(&mut verdicts, base, v.clone(), &f.result);
+                }
+            }
+            env_errors += o.env_errors() + o.not_run.len();
         }
-        env_errors += o.env_errors() + o.not_run.len();
     }
     // The stale answer: the oracle's result files from the first seed,
     // planted on the second.
@@ -228,7 +234,15 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
             verdicts.entry(t.spec.id.clone()).or_default().no_stale = Some(why.into());
             continue;
         }
-        let dir = episode_dir(&s_first.out, &s_first.episode, "scripted", t).join("cache");
+        let suffix = if alone(t) { "-one-at-a-time" } else { "" };
+        let first_out = a.out.join(format!("seed-{}{suffix}", seeds[0]));
+        let dir = episode_dir(
+            &first_out,
+            &settings(first_out.clone(), seeds[0], vec![]).episode,
+            "scripted",
+            t,
+        )
+        .join("cache");
         let mut plant = Vec::new();
         for (vm_path, dest) in files {
             if let Ok(bytes) = std::fs::read(dir.join(&dest)) {

@@ -69,6 +69,26 @@ pub fn variant(task: &LoadedTask, v: &Variant) -> LoadedTask {
     t
 }
 
+/// Whether the task uses an application that keeps state outside the
+/// machine on the local provider (LibreOffice's single-instance pipe in
+/// /tmp, a Chromium profile in /tmp, Jupyter's port): such tasks cannot run
+/// beside each other there. Judged from the task file's text.
+pub fn uses_host_global_app(task: &LoadedTask) -> bool {
+    let text = serde_json::to_string(&task.spec)
+        .unwrap_or_default()
+        .to_lowercase();
+    [
+        "libreoffice",
+        "soffice",
+        ".xlsx",
+        ".ods",
+        "chromium",
+        "jupyter",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
+}
+
 /// The gaming variants of `task`.
 pub fn gaming(task: &LoadedTask) -> Vec<Variant> {
     task.spec
@@ -347,6 +367,10 @@ mod tests {
     #[test]
     fn variants_swap_the_solution_and_name_the_task() {
         let t = task();
+        assert!(!uses_host_global_app(&t));
+        let mut calc = t.clone();
+        calc.spec.instruction = "Open /home/user/a.xlsx in LibreOffice Calc".into();
+        assert!(uses_host_global_app(&calc));
         let g = gaming(&t);
         assert_eq!(g, vec![Variant::Gaming("fixed answer".into())]);
         let v = variant(&t, &g[0]);
