@@ -314,8 +314,9 @@ pub struct CheckArgs {
     /// Task files or folders.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
-    /// The two seeds.
-    #[arg(long, default_value = "1,2", value_delimiter = ',', num_args = 2)]
+    /// The two seeds (one seed: the oracle, noop and gaming attempts on it,
+    /// no stale answer).
+    #[arg(long, default_value = "1,2", value_delimiter = ',', num_args = 1..=2)]
     pub seeds: Vec<u64>,
     #[arg(long, default_value_t = 1)]
     pub parallel: usize,
