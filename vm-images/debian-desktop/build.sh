@@ -211,8 +211,16 @@ cp "$here/overlay/etc/deskenv/libreoffice-registrymodifications.xcu" "$lo/regist
 in_chroot chown -R user:user /home/user/.config
 # pyautogui for the agent's --python-fallback, pinned (PyPI is reachable
 # where Debian's mirrors are).
-in_chroot python3 -m pip install -q --no-cache-dir --break-system-packages \
-  pyautogui==0.9.54 > "$work/pip.log" 2>&1 || { tail -30 "$work/pip.log" >&2; die "pip install pyautogui failed (log: $work/pip.log)"; }
+# pip in the chroot trusts the host's CA bundle (a package-registry proxy may
+# sign with its own CA, which the host trusts and Debian's bundle does not).
+host_ca=${PIP_CERT:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}}
+cp -L "$host_ca" "$mnt/tmp/deskenv-host-ca.crt"
+# (PIP_CERT reaches pip's own subprocesses, which --cert does not; the
+# sdists build against Debian's setuptools and wheel, without isolation.)
+in_chroot env PIP_CERT=/tmp/deskenv-host-ca.crt python3 -m pip install -q --no-cache-dir \
+  --break-system-packages --no-build-isolation pyautogui==0.9.54 > "$work/pip.log" 2>&1 \
+  || { tail -30 "$work/pip.log" >&2; die "pip install pyautogui failed (log: $work/pip.log)"; }
+rm -f "$mnt/tmp/deskenv-host-ca.crt"
 # Matplotlib draws without a display server if asked to; keep its cache warm.
 in_chroot python3 -c 'import matplotlib; matplotlib.use("Agg"); import matplotlib.pyplot' >/dev/null 2>&1 || true
 rm -f "$mnt/usr/sbin/policy-rc.d"
