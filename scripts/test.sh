@@ -6,7 +6,8 @@
 # on the local provider (`deskenv tasks check`), then builds the guest image
 # and runs the real-VM tier (QEMU VMs: one cold boot, then restores; the
 # example suite with the scripted and the noop agents; `deskenv serve`
-# driven by the example Python client; the fault-injection suite: KVM that
+# driven by the example Python client; one ds task per stage; the
+# fault-injection suite: KVM that
 # aborts or hangs, QEMU and the guest agent killed or stopped at named
 # points, a hung application, a SIGKILLed controller, a full output disk,
 # the idle gate before evaluation).
@@ -100,6 +101,18 @@ vm_tests=()
 for t in "${vm_test_binaries[@]}"; do vm_tests+=(--test "$t"); done
 cargo test -p deskenv-controller "${vm_tests[@]}" -- --include-ignored --test-threads=1
 cargo test -p deskenv-controller --test serve -- --include-ignored --test-threads=1 --exact "$vm_serve_test"
+echo "== the ds suite on the real VM: one task per stage, the oracle on seed 2"
+# (The examples ran on seed 1 above; every ds task's oracle, noop, gaming
+# attempts and stale answer ran on the local provider.)
+ds_vm_tasks=(
+  tasks/ds/wrangling/wr-clean-sensor-script.json
+  tasks/ds/exploration/ex-welch-ttest.json
+  tasks/ds/modelling/mo-classify-wine.json
+  tasks/ds/visualisation/viz-bar-region-revenue.json
+  tasks/ds/reporting/report-written-answer.json
+  tasks/ds/multiapp/multi-sqlite-xlsx-chart.json
+)
+target/debug/deskenv tasks check "${ds_vm_tasks[@]}" --provider qemu --seeds 2 --variants oracle --out target/deskenv-runs/check-vm
 
 if ((full)); then
   echo "== long repeats: every example oracle 10 times"
