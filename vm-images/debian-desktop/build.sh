@@ -116,8 +116,19 @@ mnt=$work/mnt
 raw=$work/disk.raw
 rm -f "$out/manifest.json"
 
+# Processes left running inside the chroot would keep the root file system
+# busy: killed, so that it really unmounts (a second mount of the same raw
+# file on another loop device, as the fstrim step makes, would corrupt it).
+kill_chroot_processes() {
+  local p
+  for p in /proc/[0-9]*; do
+    [[ $(readlink "$p/root" 2>/dev/null) == "$mnt" ]] && kill -9 "${p#/proc/}" 2>/dev/null
+  done
+  sleep 0.5
+}
 cleanup() {
   set +e
+  kill_chroot_processes
   for m in dev/pts dev proc sys run; do
     mountpoint -q "$mnt/$m" 2>/dev/null && umount -l "$mnt/$m"
   done
@@ -239,6 +250,7 @@ stamp configure
 # --- image -------------------------------------------------------------------
 used_kb=$(df -k --output=used "$mnt" | tail -1)
 cleanup
+mountpoint -q "$mnt" && die "$mnt is still mounted after the build: $(fuser -vm "$mnt" 2>&1 | tr '\n' ' ')"
 loopdev=""
 # fstrim needs a mounted fs on a device that passes discards: loop does.
 loopdev=$(losetup --find --show "$raw")
@@ -246,6 +258,7 @@ mount "$loopdev" "$mnt"
 fstrim "$mnt"
 umount "$mnt"
 e2fsck -fy "$loopdev" > /dev/null 2>&1 || true
+e2fsck -fn "$loopdev" > "$work/e2fsck.log" 2>&1 || { tail -20 "$work/e2fsck.log" >&2; die "the image's file system has errors (log: $work/e2fsck.log)"; }
 losetup -d "$loopdev"
 loopdev=""
 stamp fstrim
