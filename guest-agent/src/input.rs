@@ -34,6 +34,17 @@
 //! warning, without failing; so does a window manager that does not answer
 //! within [`WM_CAP`].
 //!
+//! Text goes in as the keys a person would press. enigo types a character
+//! that is not on a key's first level (every upper-case letter, `"`, `(`,
+//! `_`, …) by binding it to a spare keycode first, and when the spares run
+//! out it unbinds them all: a busy application that reads its key events
+//! after the binding has changed sees another character, or none (a formula
+//! typed into LibreOffice lost its capitals). So the injector reads the
+//! keyboard mapping once, at start, and types every character the keyboard
+//! has (first or second level) as that key, with Shift held for the second
+//! level ([`KeyTable`]); only characters that are on no key go through
+//! enigo's spare keycodes.
+//!
 //! The X calls here have no timeout of their own: the batch they run in has
 //! one (`server::blocking`).
 
@@ -120,6 +131,89 @@ struct FocusWatch {
     root: Window,
     /// None when the window manager does not support the request.
     barrier: Option<WmBarrier>,
+}
+
+/// Where each character is on the keyboard, as the X server's keyboard
+/// mapping had it when the injector started (before enigo bound any spare
+/// keycode).
+#[derive(Debug, Default)]
+pub struct KeyTable {
+    /// keysym -> (keycode, on the second level: needs Shift).
+    keys: std::collections::HashMap<u32, (u8, bool)>,
+    /// The keycode of Shift_L (or Shift_R).
+    shift: Option<u8>,
+}
+
+const SHIFT_L: u32 = 0xffe1;
+const SHIFT_R: u32 = 0xffe2;
+
+impl KeyTable {
+    /// Builds the table from a core keyboard mapping: `keysyms` holds
+    /// `per_keycode` keysyms for each keycode from `min_keycode` on. Only the
+    /// first two columns (group 1, levels 1 and 2) are used; the first key
+    /// found for a keysym wins, and a key's first level wins over another's
+    /// second.
+    pub fn from_mapping(min_keycode: u8, per_keycode: u8, keysyms: &[u32]) -> KeyTable {
+        let per = usize::from(per_keycode.max(1));
+        let mut table = KeyTable::default();
+        let columns: Vec<(u8, u32, u32)> = keysyms
+            .chunks(per)
+            .enumerate()
+            .filter_map(|(i, k)| {
+                let keycode = u8::try_from(usize::from(min_keycode) + i).ok()?;
+                let first = k.first().copied().unwrap_or(0);
+                let mut second = k.get(1).copied().unwrap_or(0);
+                // The core protocol's rule: "K NoSymbol" for a letter K is
+                // lower(K), upper(K).
+                if second == 0 && (0x61..=0x7a).contains(&first) {
+                    second = first - 0x20;
+                }
+                Some((keycode, first, second))
+            })
+            .collect();
+        for &(keycode, first, _) in &columns {
+            if first != 0 {
+                table.keys.entry(first).or_insert((keycode, false));
+            }
+        }
+        for &(keycode, first, second) in &columns {
+            if second != 0 && second != first {
+                table.keys.entry(second).or_insert((keycode, true));
+            }
+        }
+        table.shift = [SHIFT_L, SHIFT_R]
+            .iter()
+            .find_map(|s| table.keys.get(s).filter(|(_, shifted)| !shifted))
+            .map(|(k, _)| *k);
+        table
+    }
+
+    /// Reads the server's keyboard mapping.
+    fn read(conn: &RustConnection) -> Result<KeyTable, x11rb::errors::ReplyError> {
+        let (min, max) = (conn.setup().min_keycode, conn.setup().max_keycode);
+        let reply = conn
+            .get_keyboard_mapping(min, max.saturating_sub(min).saturating_add(1))?
+            .reply()?;
+        Ok(KeyTable::from_mapping(
+            min,
+            reply.keysyms_per_keycode,
+            &reply.keysyms,
+        ))
+    }
+
+    /// The key for `c` and whether it needs Shift; None when the keyboard
+    /// has no such key (or a second-level one and no Shift key).
+    pub fn key_for(&self, c: char) -> Option<(u8, bool)> {
+        let cp = u32::from(c);
+        // Latin-1 keysyms are the code point; the rest are 0x01000000 + it.
+        let sym = if (0x20..=0x7e).contains(&cp) || (0xa0..=0xff).contains(&cp) {
+            cp
+        } else {
+            0x0100_0000 + cp
+        };
+        let key = *self.keys.get(&sym)?;
+        (!key.1 || self.shift.is_some()).then_some(key)
+    }
 }
 
 /// An unmapped window of the watch's own, and the atoms of the EWMH
@@ -361,9 +455,15 @@ impl Injector {
                         return;
                     }
                 };
+                let keys = KeyTable::read(&watch.conn).unwrap_or_else(|e| {
+                    tracing::warn!(
+                        "cannot read the keyboard mapping ({e}): every character is typed through spare keycodes"
+                    );
+                    KeyTable::default()
+                });
                 let mut watch = Some(watch);
                 for (actions, reply) in rx {
-                    let _ = reply.send(run_batch(&mut enigo, &mut watch, &actions));
+                    let _ = reply.send(run_batch(&mut enigo, &keys, &mut watch, &actions));
                 }
             })
             .map_err(|e| InputError::Connect {
@@ -462,6 +562,7 @@ pub fn validate(actions: &[Action], (width, height): (u32, u32)) -> Result<(), I
 
 fn run_batch(
     enigo: &mut Enigo,
+    table: &KeyTable,
     watch: &mut Option<FocusWatch>,
     actions: &[Action],
 ) -> Result<BatchOutcome, InputError> {
@@ -499,7 +600,7 @@ fn run_batch(
             },
             _ => None,
         };
-        run_one(enigo, a).map_err(|e| InputError::Inject {
+        run_one(enigo, table, a).map_err(|e| InputError::Inject {
             index,
             action: a.action_type(),
             message: e.to_string(),
@@ -588,7 +689,7 @@ fn key(enigo: &mut Enigo, name: &str, dir: Direction) -> enigo::InputResult<()> 
     }
 }
 
-fn run_one(enigo: &mut Enigo, a: &Action) -> enigo::InputResult<()> {
+fn run_one(enigo: &mut Enigo, keys: &KeyTable, a: &Action) -> enigo::InputResult<()> {
     match a {
         Action::MoveTo { x, y } => move_to(enigo, *x, *y),
         Action::Click {
@@ -635,11 +736,11 @@ fn run_one(enigo: &mut Enigo, a: &Action) -> enigo::InputResult<()> {
                     if n > 0 {
                         sleep_s(Some(*i));
                     }
-                    type_text(enigo, c.encode_utf8(&mut buf))?;
+                    type_text(enigo, keys, c.encode_utf8(&mut buf))?;
                 }
                 Ok(())
             }
-            _ => type_text(enigo, text),
+            _ => type_text(enigo, keys, text),
         },
         Action::Press {
             key: k,
@@ -650,7 +751,7 @@ fn run_one(enigo: &mut Enigo, a: &Action) -> enigo::InputResult<()> {
                 if n > 0 {
                     sleep_s(*interval);
                 }
-                key(enigo, k, Direction::Click)?;
+                press(enigo, keys, k)?;
             }
             Ok(())
         }
@@ -673,31 +774,61 @@ fn run_one(enigo: &mut Enigo, a: &Action) -> enigo::InputResult<()> {
     }
 }
 
-/// Types text; newlines and tabs as Return and Tab key presses, which every
-/// toolkit understands, rather than as remapped characters.
-fn type_text(enigo: &mut Enigo, text: &str) -> enigo::InputResult<()> {
+/// One press of a pyautogui key name. A single printable character is
+/// typed as pyautogui types it (`press('A')` gives "A", `press('?')` "?":
+/// with Shift where the keyboard needs it); named keys are pressed as they
+/// are.
+fn press(enigo: &mut Enigo, keys: &KeyTable, name: &str) -> enigo::InputResult<()> {
+    let mut chars = name.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) if !c.is_control() && c != ' ' => {
+            let mut buf = [0u8; 4];
+            type_text(enigo, keys, c.encode_utf8(&mut buf))
+        }
+        _ => key(enigo, name, Direction::Click),
+    }
+}
+
+/// Types text: newlines and tabs as Return and Tab key presses, which every
+/// toolkit understands; every character the keyboard has as its key (with
+/// Shift for a second-level one); the rest through enigo's remapped spare
+/// keycodes (see the module doc).
+fn type_text(enigo: &mut Enigo, keys: &KeyTable, text: &str) -> enigo::InputResult<()> {
     let mut run = String::new();
+    let flush = |enigo: &mut Enigo, run: &mut String| -> enigo::InputResult<()> {
+        if !run.is_empty() {
+            enigo.text(run)?;
+            run.clear();
+        }
+        Ok(())
+    };
     for c in text.chars() {
         let special = match c {
             '\n' | '\r' => Some(enigo::Key::Other(0xff0d)),
             '\t' => Some(enigo::Key::Other(0xff09)),
             _ => None,
         };
-        match special {
-            Some(k) => {
-                if !run.is_empty() {
-                    enigo.text(&run)?;
-                    run.clear();
-                }
-                enigo.key(k, Direction::Click)?;
+        if let Some(k) = special {
+            flush(enigo, &mut run)?;
+            enigo.key(k, Direction::Click)?;
+            continue;
+        }
+        match (keys.key_for(c), keys.shift) {
+            (Some((keycode, false)), _) => {
+                flush(enigo, &mut run)?;
+                enigo.raw(keycode.into(), Direction::Click)?;
             }
-            None => run.push(c),
+            (Some((keycode, true)), Some(shift)) => {
+                flush(enigo, &mut run)?;
+                enigo.raw(shift.into(), Direction::Press)?;
+                let typed = enigo.raw(keycode.into(), Direction::Click);
+                enigo.raw(shift.into(), Direction::Release)?;
+                typed?;
+            }
+            _ => run.push(c),
         }
     }
-    if !run.is_empty() {
-        enigo.text(&run)?;
-    }
-    Ok(())
+    flush(enigo, &mut run)
 }
 
 /// Maps a pyautogui key name (case-insensitive) to an enigo key: named keys
@@ -807,6 +938,34 @@ fn keysym(name: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_table_finds_first_and_second_levels() {
+        // Four keysyms per keycode from keycode 10: "1 !", "a" (the
+        // core rule makes its second level "A"), Shift_L, a keypad key, and
+        // a second "1" on another key, which loses to the first.
+        let syms = [
+            0x31, 0x21, 0, 0, //
+            0x61, 0, 0, 0, //
+            0xffe1, 0, 0, 0, //
+            0xffb1, 0x31, 0, 0,
+        ];
+        let t = KeyTable::from_mapping(10, 4, &syms);
+        assert_eq!(t.shift, Some(12));
+        assert_eq!(t.key_for('1'), Some((10, false)));
+        assert_eq!(t.key_for('!'), Some((10, true)));
+        assert_eq!(t.key_for('a'), Some((11, false)));
+        assert_eq!(t.key_for('A'), Some((11, true)));
+        assert_eq!(t.key_for('é'), None);
+        // Without a Shift key, second-level characters are not on the
+        // keyboard.
+        let t = KeyTable::from_mapping(10, 4, &syms[..8]);
+        assert_eq!(t.key_for('A'), None);
+        assert_eq!(t.key_for('a'), Some((11, false)));
+        // Non-Latin-1 characters are keysym 0x01000000 + code point.
+        let t = KeyTable::from_mapping(8, 1, &[0x0100_20ac]);
+        assert_eq!(t.key_for('€'), Some((8, false)));
+    }
 
     #[test]
     fn maps_pyautogui_key_names() {

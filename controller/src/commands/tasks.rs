@@ -132,7 +132,10 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
     let (provider, environment) = super::make_provider(&a.machines, cache)?;
     let pool = Arc::new(Pool::new(provider, a.parallel)?);
     let e: crate::cli::EpisodeArgs = crate::cli::defaults();
-    let settings = |out: PathBuf, seed: u64, plant: Vec<(String, Vec<u8>)>| {
+    // One generator run per (task, seed) serves all its episodes.
+    let generate_cache = a.out.join("generated-cache");
+    type Plants = BTreeMap<String, Vec<(String, Vec<u8>)>>;
+    let settings = |out: PathBuf, seed: u64, plant: Plants| {
         Arc::new(RunSettings {
             out,
             model: "scripted".into(),
@@ -144,6 +147,7 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
                 idle_cap: Duration::from_secs_f64(e.idle_cap),
                 seed,
                 plant,
+                generate_cache: Some(generate_cache.clone()),
                 ..EpisodeSettings::new(e.observation, e.action_space, e.max_steps[0])
             },
             provider: a.machines.provider,
@@ -204,12 +208,15 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
         second.len(),
         seeds[1]
     );
-    // On the local provider, tasks with an application that keeps state
-    // in the host's /tmp or network (LibreOffice's pipe, Chromium's
-    // profile, Jupyter's port) run one at a time, the others --parallel.
+    // On a local provider without a private /tmp per machine (not root),
+    // tasks with an application that keeps state in the host's /tmp or
+    // network (LibreOffice's pipe, Chromium's profile, Jupyter's port) run
+    // one at a time, the others --parallel.
     let one_pool = Arc::new(Pool::new(pool.provider().clone(), 1)?);
-    let local = a.machines.provider == crate::cli::ProviderKind::Local && a.parallel > 1;
-    let alone = |t: &LoadedTask| local && honest::uses_host_global_app(t);
+    let shared_tmp = a.machines.provider == crate::cli::ProviderKind::Local
+        && a.parallel > 1
+        && !pool.provider().isolates_tmp();
+    let alone = |t: &LoadedTask| shared_tmp && honest::uses_host_global_app(t);
     let mut env_errors = 0;
     for (seed, batch) in [(seeds[0], first), (seeds[1], second)] {
         let (one, many): (Vec<_>, Vec<_>) = batch.into_iter().partition(|t| alone(t));
@@ -217,7 +224,11 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
             if group.is_empty() {
                 continue;
             }
-            let s = settings(a.out.join(format!("seed-{seed}{suffix}")), seed, vec![]);
+            let s = settings(
+                a.out.join(format!("seed-{seed}{suffix}")),
+                seed,
+                Plants::new(),
+            );
             let o = runner::run(pool.clone(), s, group, scripted.clone(), progress.clone()).await?;
             for f in &o.finished {
                 if let Some((base, v)) = names.get(&f.result.task_id) {
@@ -229,6 +240,8 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
     }
     // The stale answer: the oracle's result files from the first seed,
     // planted on the second.
+    let mut plants = Plants::new();
+    let (mut stale_many, mut stale_one) = (Vec::new(), Vec::new());
     for t in tasks.iter().filter(|_| two && wants(CheckVariant::Stale)) {
         let files = honest::result_files(t);
         let why = if t.spec.evaluator.is_infeasible() {
@@ -248,7 +261,7 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
         let first_out = a.out.join(format!("seed-{}{suffix}", seeds[0]));
         let dir = episode_dir(
             &first_out,
-            &settings(first_out.clone(), seeds[0], vec![]).episode,
+            &settings(first_out.clone(), seeds[0], Plants::new()).episode,
             "scripted",
             t,
         )
@@ -265,17 +278,31 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
             continue;
         }
         let vt = honest::variant(t, &Variant::Stale);
-        let s = settings(a.out.join("stale"), seeds[1], plant);
-        let o = runner::run(
-            pool.clone(),
-            s,
-            vec![vt],
-            scripted.clone(),
-            progress.clone(),
-        )
-        .await?;
+        names.insert(vt.spec.id.clone(), (t.spec.id.clone(), Variant::Stale));
+        plants.insert(vt.spec.id.clone(), plant);
+        if alone(t) {
+            stale_one.push(vt);
+        } else {
+            stale_many.push(vt);
+        }
+    }
+    for (group, pool, suffix) in [
+        (stale_many, &pool, ""),
+        (stale_one, &one_pool, "-one-at-a-time"),
+    ] {
+        if group.is_empty() {
+            continue;
+        }
+        let s = settings(
+            a.out.join(format!("stale{suffix}")),
+            seeds[1],
+            plants.clone(),
+        );
+        let o = runner::run(pool.clone(), s, group, scripted.clone(), progress.clone()).await?;
         for f in &o.finished {
-            record(&mut verdicts, &t.spec.id, Variant::Stale, &f.result);
+            if let Some((base, v)) = names.get(&f.result.task_id) {
+                record(&mut verdicts, base, v.clone(), &f.result);
+            }
         }
         env_errors += o.env_errors() + o.not_run.len();
     }

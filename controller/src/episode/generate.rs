@@ -64,6 +64,9 @@ pub enum GenerateError {
 pub struct Generated {
     pub root: PathBuf,
     pub seed: u64,
+    /// Outputs kept for reuse by other episodes ([`run_cached`]); None:
+    /// every run is fresh.
+    pub cache: Option<PathBuf>,
 }
 
 impl Generated {
@@ -115,7 +118,7 @@ pub async fn generate_and_upload(
 ) -> Result<usize, GenerateError> {
     let script = task.dir().join(generator);
     let out = g.dir(which);
-    run(&script, args, g.seed(which), &out).await?;
+    run_cached(&script, args, g.seed(which), &out, g.cache.as_deref()).await?;
     upload(&script, &out.join("vm"), guest, keep).await
 }
 
@@ -127,6 +130,68 @@ pub fn python() -> &'static str {
     } else {
         "python3"
     }
+}
+
+/// [`run`], through `cache` when there is one: a generator is
+/// deterministic in its seed (the contract), so one run per (script,
+/// arguments, seed) serves every episode that shares the cache; `out` gets
+/// a copy. Runs that race on one key both generate; the first to finish is
+/// kept.
+pub async fn run_cached(
+    script: &Path,
+    args: &[String],
+    seed: u64,
+    out: &Path,
+    cache: Option<&Path>,
+) -> Result<(), GenerateError> {
+    let Some(cache) = cache else {
+        return run(script, args, seed, out).await;
+    };
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| GenerateError::Io { path, source }
+    };
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (std::path::absolute(script).map_err(io(script))?, args, seed).hash(&mut h);
+    let stem = script.file_stem().unwrap_or_default().to_string_lossy();
+    let entry = cache.join(format!("{stem}-{seed}-{:016x}", h.finish()));
+    if !entry.join("truth.json").is_file() {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = cache.join(format!(".tmp-{}-{n}", std::process::id()));
+        if let Err(e) = run(script, args, seed, &tmp).await {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+        if let Err(e) = std::fs::rename(&tmp, &entry) {
+            let _ = std::fs::remove_dir_all(&tmp);
+            if !entry.join("truth.json").is_file() {
+                return Err(GenerateError::Io {
+                    path: entry,
+                    source: e,
+                });
+            }
+        }
+    }
+    if out.exists() {
+        std::fs::remove_dir_all(out).map_err(io(out))?;
+    }
+    copy_tree(&entry, out).map_err(io(out))
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let dest = to.join(e.file_name());
+        if e.file_type()?.is_dir() {
+            copy_tree(&e.path(), &dest)?;
+        } else {
+            std::fs::copy(e.path(), dest)?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs the generator script into a fresh `out`.
@@ -263,6 +328,7 @@ mod tests {
         let g = Generated {
             root: d.path().join("generated"),
             seed: 7,
+            cache: None,
         };
         let out = g.dir(Which::Rerun);
         run(
@@ -291,5 +357,46 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("none.py: no such file"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_cached_generator_runs_once_per_arguments_and_seed() {
+        let d = tempfile::tempdir().unwrap();
+        let script = d.path().join("gen.py");
+        let runs = d.path().join("runs.txt");
+        std::fs::write(
+            &script,
+            format!(
+                "import sys, os, json\n\
+                 a = dict(zip(sys.argv[1::2], sys.argv[2::2]))\n\
+                 open({runs:?}, 'a').write('x')\n\
+                 os.makedirs(a['--out'] + '/vm/home/user')\n\
+                 open(a['--out'] + '/vm/home/user/s.txt', 'w').write(a['--seed'])\n\
+                 json.dump({{'seed': int(a['--seed'])}}, open(a['--out'] + '/truth.json', 'w'))\n"
+            ),
+        )
+        .unwrap();
+        let cache = d.path().join("cache");
+        let count = || std::fs::read_to_string(&runs).unwrap().len();
+        for (n, seed, args, want_runs) in [
+            (0, 1, vec![], 1),
+            (1, 1, vec![], 1),
+            (2, 2, vec![], 2),
+            (3, 1, vec!["--rows".to_string(), "5".into()], 3),
+        ] {
+            let out = d.path().join(format!("ep{n}"));
+            run_cached(&script, &args, seed, &out, Some(&cache))
+                .await
+                .unwrap();
+            assert_eq!(count(), want_runs, "episode {n}");
+            let s = std::fs::read_to_string(out.join("vm/home/user/s.txt")).unwrap();
+            assert_eq!(s, seed.to_string());
+        }
+        // A failure is not cached.
+        std::fs::write(&script, "import sys\nsys.exit('broken')\n").unwrap();
+        let out = d.path().join("bad");
+        let e = run_cached(&script, &[], 9, &out, Some(&cache)).await;
+        assert!(e.unwrap_err().to_string().contains("broken"));
+        assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 3);
     }
 }

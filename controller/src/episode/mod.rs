@@ -76,9 +76,16 @@ pub struct EpisodeSettings {
     /// The seed of the tasks' generated data (`generate` steps).
     pub seed: u64,
     /// Files put into the machine after the setup, before the agent's
-    /// first step (`deskenv tasks check`: another seed's answer).
+    /// first step, by task id (`deskenv tasks check`: another seed's
+    /// answer): (machine path, bytes).
     #[serde(skip)]
-    pub plant: Vec<(String, Vec<u8>)>,
+    pub plant: std::collections::BTreeMap<String, Vec<(String, Vec<u8>)>>,
+    /// Where generators' outputs are kept and reused, keyed by generator,
+    /// arguments and seed (`deskenv tasks check`: the oracle, the noop and
+    /// the gaming attempts of one seed work on the same data). None: every
+    /// episode runs its generators.
+    #[serde(skip)]
+    pub generate_cache: Option<std::path::PathBuf>,
 }
 
 impl EpisodeSettings {
@@ -98,7 +105,8 @@ impl EpisodeSettings {
             faults: faults::Faults::default(),
             attempt: 1,
             seed: DEFAULT_SEED,
-            plant: Vec::new(),
+            plant: Default::default(),
+            generate_cache: None,
         }
     }
 }
@@ -848,6 +856,7 @@ pub async fn run_episode(
     let generated = generate::Generated {
         root: dir.join("generated"),
         seed: s.seed,
+        cache: s.generate_cache.clone(),
     };
     let ctx = setup::StepContext {
         guest: client,
@@ -918,7 +927,8 @@ impl Episode<'_> {
     /// Puts the settings' `plant` files into the machine; a failure is an
     /// environment fault.
     async fn plant(&mut self) -> bool {
-        for (path, bytes) in &self.s.plant {
+        let files = self.s.plant.get(&self.task.spec.id).into_iter().flatten();
+        for (path, bytes) in files {
             if let Err(e) = self.machine.guest().put_file(path, bytes.clone()).await {
                 self.r
                     .fault(Status::EnvError, format!("planting {path}: {e}"));

@@ -255,6 +255,12 @@ pub trait Provider: Send + Sync {
     /// Starts a fresh machine called `name`.
     fn start<'a>(&'a self, name: &'a str)
         -> BoxFuture<'a, Result<Box<dyn Machine>, ProviderError>>;
+    /// Whether two machines at once share nothing an application keeps in
+    /// `/tmp` (LibreOffice's pipe), so that any two tasks can run side by
+    /// side.
+    fn isolates_tmp(&self) -> bool {
+        true
+    }
 }
 
 /// Checks a machine name (it names a folder): 1-64 letters, digits, `-`,

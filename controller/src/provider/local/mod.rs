@@ -136,6 +136,10 @@ pub struct LocalProvider {
     /// Private mount and PID namespaces per machine (root).
     namespaces: bool,
     home: HomeMode,
+    /// A fresh tmpfs on /tmp per machine (namespace.rs `private_tmp`):
+    /// with a tmpfs home, when neither the cache nor the agent binary is
+    /// under /tmp, which it would hide.
+    private_tmp: bool,
     /// Resolved paths of the programs.
     tools: Tools,
     displays_used: Mutex<BTreeSet<u32>>,
@@ -247,11 +251,19 @@ impl LocalProvider {
         for w in &warnings {
             tracing::warn!("local provider: {w}");
         }
+        let under_tmp = |p: &Path| {
+            p.canonicalize()
+                .unwrap_or_else(|_| p.to_path_buf())
+                .starts_with("/tmp")
+        };
+        let private_tmp =
+            home == HomeMode::Tmpfs && !under_tmp(cache) && !under_tmp(&config.agent_bin);
         let p = LocalProvider {
             config,
             cache: cache.to_path_buf(),
             namespaces,
             home,
+            private_tmp,
             tools,
             displays_used: Mutex::new(BTreeSet::new()),
             agent_sha256: OnceLock::new(),
@@ -295,6 +307,7 @@ impl LocalProvider {
             "isolate_home": self.home == HomeMode::Tmpfs,
             "home": home,
             "namespaces": self.namespaces,
+            "private_tmp": self.private_tmp,
             "agent_bin": self.config.agent_bin,
             "agent_sha256": sha,
             "first_display": self.config.first_display,
@@ -338,6 +351,10 @@ impl LocalProvider {
 impl Provider for LocalProvider {
     fn kind(&self) -> &'static str {
         "local"
+    }
+
+    fn isolates_tmp(&self) -> bool {
+        self.private_tmp
     }
 
     fn start<'a>(

@@ -35,8 +35,10 @@ enum Then {
 
 /// What the forked child needs, prepared before the fork.
 struct Plan {
-    /// A fresh tmpfs on `/home/user` (with `Desktop/` in it).
+    /// A fresh tmpfs on `/home/user` (with `Desktop/` in it), and one on
+    /// `/tmp` with the host's `/tmp/.X11-unix` in it ([`private_tmp`]).
     tmpfs_home: bool,
+    private_tmp: bool,
     /// [`HOME`] and its `Desktop/`.
     home: CString,
     desktop: CString,
@@ -50,8 +52,21 @@ impl LocalProvider {
     /// Starts the namespace and its init; the init's host pid goes into
     /// `d.init`.
     pub(super) async fn start_init(&self, d: &mut Desktop) -> Result<(), ProviderError> {
+        if self.private_tmp {
+            // The host's X socket folder, which the machine's /tmp binds.
+            let x11 = std::path::Path::new("/tmp/.X11-unix");
+            if !x11.is_dir() {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::create_dir_all(x11)
+                    .and_then(|()| {
+                        std::fs::set_permissions(x11, std::fs::Permissions::from_mode(0o1777))
+                    })
+                    .map_err(crate::provider::io("creating /tmp/.X11-unix"))?;
+            }
+        }
         let plan = Plan {
             tmpfs_home: self.home == HomeMode::Tmpfs,
+            private_tmp: self.private_tmp,
             home: CString::new(HOME).expect("no NUL"),
             desktop: CString::new(format!("{HOME}/Desktop")).expect("no NUL"),
             cwd: CString::new(d.home.as_os_str().as_bytes()).map_err(|_| {
@@ -107,6 +122,7 @@ fn init_command(plan: Plan) -> Command {
 pub(super) fn probe_namespaces() -> Result<(), String> {
     let plan = Plan {
         tmpfs_home: false,
+        private_tmp: false,
         home: CString::new(HOME).expect("no NUL"),
         desktop: CString::new(format!("{HOME}/Desktop")).expect("no NUL"),
         cwd: CString::new("/").expect("no NUL"),
@@ -202,6 +218,9 @@ unsafe fn run_init(plan: &Plan) -> ! {
         {
             fail(b"mounting /proc");
         }
+        if plan.private_tmp {
+            private_tmp();
+        }
         if plan.tmpfs_home {
             if libc::mount(
                 c"deskenv-home".as_ptr(),
@@ -236,6 +255,58 @@ unsafe fn run_init(plan: &Plan) -> ! {
         }
     }
 }
+
+/// A fresh `/tmp` for the machine, so that what applications keep there
+/// is the machine's own: LibreOffice's single-instance pipe is named after
+/// its profile's path, the same in every machine, so a second machine's
+/// `soffice` would hand its document to the first machine's. The host's
+/// `/tmp/.X11-unix` is bound into it: the X sockets stay where the host
+/// (display numbers, `deskenv-desktop`, tests) looks for them. Runs in the
+/// init, before anything else of the machine starts.
+///
+/// # Safety
+/// Raw system calls only (the forked child's rules).
+unsafe fn private_tmp() {
+    // SAFETY: see the function's.
+    unsafe {
+        // The host's socket folder, held open across the mount that hides it.
+        let x11 = libc::open(
+            c"/tmp/.X11-unix".as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        );
+        if x11 < 0 || libc::dup2(x11, X11_FD) < 0 {
+            fail(b"opening /tmp/.X11-unix");
+        }
+        if libc::mount(
+            c"deskenv-tmp".as_ptr(),
+            c"/tmp".as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            c"mode=1777".as_ptr().cast(),
+        ) != 0
+        {
+            fail(b"mounting a tmpfs on /tmp");
+        }
+        if libc::mkdir(c"/tmp/.X11-unix".as_ptr(), 0o1777) != 0
+            || libc::mount(
+                X11_FD_PATH.as_ptr(),
+                c"/tmp/.X11-unix".as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            ) != 0
+        {
+            fail(b"binding the host's /tmp/.X11-unix into the machine's /tmp");
+        }
+        libc::close(X11_FD);
+        libc::close(x11);
+    }
+}
+
+/// The descriptor [`private_tmp`] holds the host's X socket folder on, and
+/// its path through this namespace's `/proc`.
+const X11_FD: libc::c_int = 200;
+const X11_FD_PATH: &std::ffi::CStr = c"/proc/self/fd/200";
 
 /// Closes every descriptor but stdio (the controller's sockets and pipes
 /// must not live on in a process that does not exec) and puts every
