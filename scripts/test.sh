@@ -76,20 +76,7 @@ trap cleanup EXIT
   kill "$(cat "$port_file.pid")" 2>/dev/null || true
 )
 
-echo "== task honesty on the local provider (examples and the ds suite): oracle on seeds 1 and 2, noop"
-# Every task's oracle on seeds 1 and 2 must pass and its noop fail. (The
-# gaming attempts and the stale answers, as many episodes again, run in
-# --full: CI's time is bounded.) Two at a time; tasks with LibreOffice,
-# Chromium or Jupyter (state in the host's /tmp or network on the local
-# provider) one at a time.
-cargo build --bin deskenv --bin deskenv-agent
-check_variants=oracle,noop
-if ((full)); then check_variants=oracle,noop,gaming,stale; fi
-target/debug/deskenv tasks check tasks/examples tasks/ds --provider local --parallel 2 \
-  --variants "$check_variants" --out target/deskenv-runs/check
-
-echo "== real-VM tier (guest image, QEMU, ready snapshot)"
-cargo build -p deskenv-controller
+echo "== release build (the honesty check and the VM tier use it)"
 # The image's identity must not depend on what else is built: build.sh
 # builds its agent in target/guest-agent, so a release build of the whole
 # workspace (features unified differently) leaves the recipe hash alone.
@@ -101,6 +88,20 @@ if [[ $hash_before != "$hash_after" ]]; then
   exit 1
 fi
 echo "image recipe hash unchanged after cargo build --release --workspace: ${hash_before:0:12}"
+
+echo "== task honesty on the local provider (examples and the ds suite): oracle on seeds 1 and 2, noop"
+# Every task's oracle on seeds 1 and 2 must pass and its noop fail. (The
+# gaming attempts and the stale answers, as many episodes again, run in
+# --full: CI's time is bounded.) Release binaries, three at a time: each
+# local machine has its own /tmp (tasks with LibreOffice, Chromium or
+# Jupyter run one at a time where it cannot: a cache under /tmp).
+check_variants=oracle,noop
+if ((full)); then check_variants=oracle,noop,gaming,stale; fi
+target/release/deskenv tasks check tasks/examples tasks/ds --provider local --parallel 3 \
+  --variants "$check_variants" --out target/deskenv-runs/check
+
+echo "== real-VM tier (guest image, QEMU, ready snapshot)"
+cargo build -p deskenv-controller
 target/debug/deskenv image build --recipe vm-images/debian-desktop
 vm_tests=()
 for t in "${vm_test_binaries[@]}"; do vm_tests+=(--test "$t"); done
