@@ -9,13 +9,13 @@
 # driven by the example Python client; the fault-injection suite: KVM that
 # aborts or hangs, QEMU and the guest agent killed or stopped at named
 # points, a hung application, a SIGKILLed controller, a full output disk,
-# the idle gate before evaluation).
+# the idle gate before evaluation; one ds task per stage, the oracle on
+# seed 2).
 #
 #   scripts/test.sh [--full]
 #
 # --full adds the long checks (run before resolving an issue): every
-# task's gaming attempts and stale answer, one ds task per stage on the
-# real VM, and every example oracle 10 times in a row
+# task's gaming attempts and stale answer, and every example oracle 10 times in a row
 # (scripts/oracle-repeat.sh 10).
 # Run as root (the image build uses debootstrap and loop mounts).
 set -euo pipefail
@@ -108,19 +108,20 @@ for t in "${vm_test_binaries[@]}"; do vm_tests+=(--test "$t"); done
 cargo test -p deskenv-controller "${vm_tests[@]}" -- --include-ignored --test-threads=1
 cargo test -p deskenv-controller --test serve -- --include-ignored --test-threads=1 --exact "$vm_serve_test"
 
+echo "== the ds suite on the real VM: one task per stage, the oracle on seed 2"
+# (The examples ran on seed 1 above; every ds task's oracle and noop ran on
+# the local provider. About 2 minutes under TCG.)
+ds_vm_tasks=(
+  tasks/ds/wrangling/wr-clean-sensor-script.json
+  tasks/ds/exploration/ex-welch-ttest.json
+  tasks/ds/modelling/mo-classify-wine.json
+  tasks/ds/visualisation/viz-bar-region-revenue.json
+  tasks/ds/reporting/report-written-answer.json
+  tasks/ds/multiapp/multi-sqlite-xlsx-chart.json
+)
+target/release/deskenv tasks check "${ds_vm_tasks[@]}" --provider qemu --seeds 2 --variants oracle --out target/deskenv-runs/check-vm
+
 if ((full)); then
-  echo "== the ds suite on the real VM: one task per stage, the oracle on seed 2"
-  # (The examples ran on seed 1 above; every ds task's oracle, noop, gaming
-  # attempts and stale answer ran on the local provider.)
-  ds_vm_tasks=(
-    tasks/ds/wrangling/wr-clean-sensor-script.json
-    tasks/ds/exploration/ex-welch-ttest.json
-    tasks/ds/modelling/mo-classify-wine.json
-    tasks/ds/visualisation/viz-bar-region-revenue.json
-    tasks/ds/reporting/report-written-answer.json
-    tasks/ds/multiapp/multi-sqlite-xlsx-chart.json
-  )
-  target/debug/deskenv tasks check "${ds_vm_tasks[@]}" --provider qemu --seeds 2 --variants oracle --out target/deskenv-runs/check-vm
   echo "== long repeats: every example oracle 10 times"
   cargo build --release -p deskenv-controller
   scripts/oracle-repeat.sh 10
