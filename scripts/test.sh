@@ -15,7 +15,8 @@
 #   scripts/test.sh [--full]
 #
 # --full adds the long checks (run before resolving an issue): every
-# task's gaming attempts and stale answer, and every example oracle 10 times in a row
+# task's gaming attempts and stale answer, the ds suite's VM tier
+# (tasks/ds/vm-tier.txt), and every example oracle 10 times in a row
 # (scripts/oracle-repeat.sh 10).
 # Run as root (the image build uses debootstrap and loop mounts).
 set -euo pipefail
@@ -91,7 +92,7 @@ echo "image recipe hash unchanged after cargo build --release --workspace: ${has
 
 echo "== task honesty on the local provider (examples and the ds suite): oracle on seeds 1 and 2, noop"
 # Every task's oracle on seeds 1 and 2 must pass and its noop fail. (The
-# gaming attempts and the stale answers, as many episodes again, run in
+# gaming attempts and the stale answers, more episodes than these, run in
 # --full: CI's time is bounded.) Release binaries, three at a time: each
 # local machine has its own /tmp (tasks with LibreOffice, Chromium or
 # Jupyter run one at a time where it cannot: a cache under /tmp).
@@ -108,9 +109,12 @@ for t in "${vm_test_binaries[@]}"; do vm_tests+=(--test "$t"); done
 cargo test -p deskenv-controller "${vm_tests[@]}" -- --include-ignored --test-threads=1
 cargo test -p deskenv-controller --test serve -- --include-ignored --test-threads=1 --exact "$vm_serve_test"
 
-echo "== the ds suite on the real VM: one task per stage, the oracle on seed 2"
-# (The examples ran on seed 1 above; every ds task's oracle and noop ran on
-# the local provider. About 2 minutes under TCG.)
+echo "== the ds suite on the real VM: the oracle on seed 2"
+# CI: one task per stage (about 2 minutes under TCG). --full: the VM tier,
+# a representative third of the suite (tasks/ds/vm-tier.txt: at least two
+# tasks per stage and per application; controller/tests/ds_suite.rs holds
+# it to that). The examples ran on seed 1 above; every ds task ran on the
+# local provider.
 ds_vm_tasks=(
   tasks/ds/wrangling/wr-clean-sensor-script.json
   tasks/ds/exploration/ex-welch-ttest.json
@@ -119,6 +123,9 @@ ds_vm_tasks=(
   tasks/ds/reporting/report-written-answer.json
   tasks/ds/multiapp/multi-sqlite-xlsx-chart.json
 )
+if ((full)); then
+  mapfile -t ds_vm_tasks < <(grep -v -e '^#' -e '^[[:space:]]*$' tasks/ds/vm-tier.txt)
+fi
 target/release/deskenv tasks check "${ds_vm_tasks[@]}" --provider qemu --seeds 2 --variants oracle --out target/deskenv-runs/check-vm
 
 if ((full)); then

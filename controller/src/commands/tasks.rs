@@ -187,7 +187,7 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
     for t in &tasks {
         if wants(CheckVariant::Oracle) {
             plan(&mut first, t, Variant::Oracle);
-            if two {
+            if two && !a.oracle_once {
                 plan(&mut second, t, Variant::Oracle);
             }
         }
