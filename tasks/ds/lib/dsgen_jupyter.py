@@ -240,14 +240,20 @@ def _type(text: str, check: bool = True) -> str:
     return "pyautogui.typewrite(%s, interval=0.0)" % json.dumps(text)
 
 
-# A cell that waits in the browser until no kernel message is outstanding
-# (every cell above has run and has its outputs and execution count, this
-# one included) and then saves the notebook.
+# A cell that waits in the browser until no code cell shows "In [*]" (every
+# cell above has its execution count, this one included; their outputs came
+# earlier on the same channel as this cell's) and then saves the notebook.
+# (Notebook 6 keeps each executed cell's entry in kernel._msg_callbacks, so
+# waiting for that to empty never ends.) It saves once: no Ctrl+S beside it (two
+# saves in flight race, and under load the earlier content, without the last
+# execution count, landed last), and without Notebook 6's "changed on disk"
+# check (which opens a dialog instead of saving).
 # Python, lowercase where it can: not a %%javascript cell (see warm_up), no
 # IPython.display import, requirejs instead of the Jupyter global.
 SAVE_WHEN_DONE = ("display({'application/javascript': \"var nb = requirejs('base/js/namespace').notebook; "
-                  "(function w() { var n = 0; for (var k in nb.kernel._msg_callbacks) n = 1; "
-                  "if (n) setTimeout(w, 300); else nb.save_notebook(); })();\"}, raw=True)")
+                  "(function w() { var n = 0; nb.get_cells().forEach(function (c) { if (c.cell_type == 'code') "
+                  "if (typeof c.input_prompt_number == 'string') n = 1; }); "
+                  "if (n) setTimeout(w, 300); else nb.save_notebook(false); })();\"}, raw=True)")
 
 
 FOCUS = "pyautogui.press('escape')\npyautogui.press('down')\npyautogui.press('enter')\ntime.sleep(0.5)\n"
@@ -287,9 +293,8 @@ def run_cells(cells: Sequence[str], first: bool = False, texts: Sequence[str] = 
 
 
 def save_steps() -> list:
-    """The save-when-done cell, then Ctrl+S (the cell saves again once every
-    cell has finished)."""
-    return run_cells([SAVE_WHEN_DONE]) + ["pyautogui.hotkey('ctrl', 's')", "WAIT"]
+    """The save-when-done cell, then a wait while it saves."""
+    return run_cells([SAVE_WHEN_DONE]) + ["WAIT"]
 
 
 def oracle(cells: Sequence[str]) -> list:
