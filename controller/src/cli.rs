@@ -258,7 +258,8 @@ pub struct EpisodeArgs {
     #[arg(long, default_value = "adaptive")]
     pub settle: SettleMode,
     /// The longest wait, in seconds, for an idle guest (no CPU use by the
-    /// desktop's processes, a quiet screen) before the evaluation.
+    /// desktop's processes, a quiet screen) before the evaluation, and in
+    /// an agent's `WAIT` (adaptive settle).
     #[arg(long, default_value_t = 30.0)]
     pub idle_cap: f64,
     /// The seed of the tasks' generated data (tasks with a `generate`

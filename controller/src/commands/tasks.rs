@@ -200,14 +200,19 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
             }
         }
     }
-    println!(
-        "checking {} task(s): {} episode(s) on seed {}, {} on seed {}, then stale answers",
+    let mut plan_line = format!(
+        "checking {} task(s): {} episode(s) on seed {}",
         tasks.len(),
         first.len(),
-        seeds[0],
-        second.len(),
-        seeds[1]
+        seeds[0]
     );
+    if two {
+        plan_line += &format!(", {} on seed {}", second.len(), seeds[1]);
+        if wants(CheckVariant::Stale) {
+            plan_line += ", then stale answers";
+        }
+    }
+    println!("{plan_line}");
     // On a local provider without a private /tmp per machine (not root),
     // tasks with an application that keeps state in the host's /tmp or
     // network (LibreOffice's pipe, Chromium's profile, Jupyter's port) run

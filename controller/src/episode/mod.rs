@@ -55,6 +55,12 @@ impl std::str::FromStr for SettleMode {
     }
 }
 
+/// CPU use (percent of one core) under which a `WAIT` counts the desktop
+/// idle. Higher than the evaluation's gate: under TCG a Chromium showing a
+/// Jupyter notebook never goes under 5 % (about 20 % at rest, measured),
+/// while one still consuming typed keys uses a whole core.
+pub const WAIT_IDLE_CPU: f64 = 25.0;
+
 /// Settings of one episode.
 #[derive(Debug, Clone, Serialize)]
 pub struct EpisodeSettings {
@@ -589,14 +595,29 @@ impl Episode<'_> {
                 })
                 .await
                 .map(info),
-            Decision::Wait => {
-                let pause = match self.s.settle {
-                    SettleMode::Fixed(x) => x,
-                    SettleMode::Adaptive => 1.0,
-                };
-                tokio::time::sleep(Duration::from_secs_f64(pause)).await;
-                Ok(serde_json::json!({}))
-            }
+            Decision::Wait => match self.s.settle {
+                SettleMode::Fixed(x) => {
+                    tokio::time::sleep(Duration::from_secs_f64(x)).await;
+                    Ok(serde_json::json!({}))
+                }
+                // A second, then until the desktop is idle (its processes
+                // under WAIT_IDLE_CPU over a second, a quiet screen), at
+                // most the idle cap: an application under TCG can take many
+                // seconds to consume the keys it was sent, and an agent
+                // that waits means to wait for that, not for a fixed second.
+                SettleMode::Adaptive => {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    let req = protocol::api::IdleRequest {
+                        window_ms: 1000,
+                        max_ms: self.s.idle_cap.as_millis() as u64,
+                        cpu_percent: WAIT_IDLE_CPU,
+                        screen: true,
+                    };
+                    client.idle(&req).await.map(|rep| {
+                        serde_json::json!({"idle": rep.idle, "idle_waited_ms": rep.waited_ms})
+                    })
+                }
+            },
             Decision::Done | Decision::Fail => Ok(serde_json::json!({})),
         };
         let mut fixed_ms = 0.0;
