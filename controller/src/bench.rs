@@ -379,15 +379,19 @@ pub struct EpisodeBenchReport {
     pub observe_ms: Option<Stat>,
     pub act_ms: Option<Stat>,
     pub settle_ms: Option<Stat>,
+    /// The idle gate before postconfig and the evaluation.
+    pub idle_wait_s: Option<Stat>,
     pub postconfig_s: Option<Stat>,
     pub eval_s: Option<Stat>,
     pub total_s: Option<Stat>,
+    /// Per task category (the ds suite's stage), in name order.
+    pub by_category: Vec<CategoryRow>,
     /// Sum over the episodes of deskenv's wall time.
     pub suite_s: f64,
     /// Sum over the same episodes of OSWorld's fixed waits alone.
     pub osworld_waits_s: f64,
     /// Environment seconds of a 15-step episode: median reset + setup +
-    /// 15 × (observe + act + settle) + postconfig + evaluation.
+    /// 15 × (observe + act + settle) + idle gate + postconfig + evaluation.
     pub env_15_steps_s: f64,
     /// OSWorld's fixed waits for 15 steps: 60 + 20 + 15 × 2.
     pub osworld_15_steps_s: f64,
@@ -396,6 +400,88 @@ pub struct EpisodeBenchReport {
     pub model_latency_s: f64,
     pub env_share_15_steps: f64,
     pub osworld_env_share_15_steps: f64,
+}
+
+/// One category's episodes in [`EpisodeBenchReport`].
+#[derive(Debug, Clone, Serialize)]
+pub struct CategoryRow {
+    /// The task's `category`, else its domain.
+    pub category: String,
+    pub episodes: usize,
+    /// Median episode wall time.
+    pub median_s: f64,
+    /// Sum of the episodes' wall time.
+    pub total_s: f64,
+    /// Sum of OSWorld's fixed waits alone for the same episodes.
+    pub osworld_waits_s: f64,
+}
+
+/// OSWorld's fixed waits for an episode of `steps` steps: 60 s after
+/// reset, 20 s before evaluation, 2 s after each step.
+fn osworld_waits(steps: usize) -> f64 {
+    80.0 + 2.0 * steps as f64
+}
+
+/// The episode results under `dirs` (every `result.json`, at any depth),
+/// for `deskenv bench episodes --from`. With `oracle_only`, results of
+/// `tasks check`'s other variants (ids ending `.noop`, `.gaming-…`,
+/// `.stale`) are left out.
+pub fn read_results(
+    dirs: &[PathBuf],
+    oracle_only: bool,
+) -> Result<Vec<crate::episode::EpisodeResult>, ReadResultsError> {
+    let mut files = vec![];
+    for d in dirs {
+        if !d.is_dir() {
+            return Err(ReadResultsError::NotADir(d.clone()));
+        }
+        collect_result_files(d, &mut files)?;
+    }
+    files.sort();
+    let mut out = vec![];
+    for f in files {
+        let text = std::fs::read_to_string(&f).map_err(|e| ReadResultsError::Io(f.clone(), e))?;
+        let r: crate::episode::EpisodeResult =
+            serde_json::from_str(&text).map_err(|e| ReadResultsError::Parse(f.clone(), e))?;
+        if oracle_only && r.task_id.contains('.') {
+            continue;
+        }
+        out.push(r);
+    }
+    if out.is_empty() {
+        return Err(ReadResultsError::Empty(dirs.to_vec()));
+    }
+    Ok(out)
+}
+
+fn collect_result_files(
+    dir: &std::path::Path,
+    out: &mut Vec<PathBuf>,
+) -> Result<(), ReadResultsError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| ReadResultsError::Io(dir.to_path_buf(), e))?;
+    for e in entries {
+        let e = e.map_err(|e| ReadResultsError::Io(dir.to_path_buf(), e))?;
+        let path = e.path();
+        if path.is_dir() {
+            collect_result_files(&path, out)?;
+        } else if path.file_name().is_some_and(|n| n == "result.json") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Why [`read_results`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadResultsError {
+    #[error("{0}: not a folder (expected a run's output folder)")]
+    NotADir(PathBuf),
+    #[error("{0}: {1}")]
+    Io(PathBuf, std::io::Error),
+    #[error("{0}: not an episode result: {1}")]
+    Parse(PathBuf, serde_json::Error),
+    #[error("no result.json under {0:?}")]
+    Empty(Vec<PathBuf>),
 }
 
 /// Summarizes episode results (from `deskenv run`).
@@ -419,28 +505,51 @@ pub fn episodes_report(
     let observe_ms = step_col(&|s| s.observe_ms);
     let act_ms = step_col(&|s| s.act_ms);
     let settle_ms = step_col(&|s| s.settle_ms);
+    let idle_wait_s = col(&|r| r.timings.idle_wait_s);
     let postconfig_s = col(&|r| r.timings.postconfig_s);
     let eval_s = col(&|r| r.timings.eval_s);
+    let mut groups: std::collections::BTreeMap<String, Vec<&crate::episode::EpisodeResult>> =
+        Default::default();
+    for r in results {
+        let c = r.category.clone().unwrap_or_else(|| r.domain.clone());
+        groups.entry(c).or_default().push(r);
+    }
+    let by_category = groups
+        .into_iter()
+        .map(|(category, rs)| {
+            let totals: Vec<f64> = rs.iter().map(|r| r.timings.total_s).collect();
+            CategoryRow {
+                category,
+                episodes: rs.len(),
+                median_s: Stat::of(&totals).map(|s| s.median).unwrap_or(0.0),
+                total_s: totals.iter().sum(),
+                osworld_waits_s: rs.iter().map(|r| osworld_waits(r.steps_used)).sum(),
+            }
+        })
+        .collect();
     let per_step = (med(&observe_ms) + med(&act_ms) + med(&settle_ms)) / 1000.0;
-    let env_15 =
-        med(&reset_s) + med(&setup_s) + 15.0 * per_step + med(&postconfig_s) + med(&eval_s);
+    let env_15 = med(&reset_s)
+        + med(&setup_s)
+        + 15.0 * per_step
+        + med(&idle_wait_s)
+        + med(&postconfig_s)
+        + med(&eval_s);
     let osw_15 = 60.0 + 20.0 + 15.0 * 2.0;
     let model_15 = 15.0 * model_latency_s;
     EpisodeBenchReport {
         episodes: results.len(),
         suite_s: results.iter().map(|r| r.timings.total_s).sum(),
-        osworld_waits_s: results
-            .iter()
-            .map(|r| 80.0 + 2.0 * r.steps_used as f64)
-            .sum(),
+        osworld_waits_s: results.iter().map(|r| osworld_waits(r.steps_used)).sum(),
         total_s: col(&|r| r.timings.total_s),
         reset_s,
         setup_s,
         observe_ms,
         act_ms,
         settle_ms,
+        idle_wait_s,
         postconfig_s,
         eval_s,
+        by_category,
         env_15_steps_s: env_15,
         osworld_15_steps_s: osw_15,
         model_latency_s,
@@ -468,11 +577,24 @@ pub fn episodes_table(r: &EpisodeBenchReport) -> String {
         ("observe per step", &r.observe_ms, " ms"),
         ("act per step", &r.act_ms, " ms"),
         ("settle per step", &r.settle_ms, " ms"),
+        ("idle gate", &r.idle_wait_s, " s"),
         ("postconfig", &r.postconfig_s, " s"),
         ("evaluation", &r.eval_s, " s"),
         ("episode total", &r.total_s, " s"),
     ] {
         out.push_str(&format!("  {label:<24} {}\n", s(stat, unit)));
+    }
+    if r.by_category.len() > 1 {
+        out.push_str(&format!(
+            "  {:<16} {:>8} {:>10} {:>10} {:>14}\n",
+            "category", "episodes", "median s", "total s", "OSWorld waits s"
+        ));
+        for c in &r.by_category {
+            out.push_str(&format!(
+                "  {:<16} {:>8} {:>10.1} {:>10.1} {:>14.0}\n",
+                c.category, c.episodes, c.median_s, c.total_s, c.osworld_waits_s
+            ));
+        }
     }
     out.push_str(&format!(
         "  the suite: {:.1} s in all; OSWorld's fixed waits alone for the same episodes: {:.0} s ({:.1}x)\n",
@@ -547,7 +669,74 @@ mod tests {
         assert_eq!(r.osworld_15_steps_s, 110.0);
         assert!((r.env_share_15_steps - 11.0 / 86.0).abs() < 1e-9);
         assert!(episodes_table(&r).contains("(14.3x)"));
+        assert_eq!(r.by_category.len(), 1);
+        assert_eq!(r.by_category[0].category, "d");
         assert_eq!(Stat::of(&[3.0, 1.0, 2.0]).unwrap().median, 2.0);
         assert_eq!(Stat::of(&[4.0, 1.0, 2.0, 3.0]).unwrap().median, 2.5);
+    }
+
+    #[test]
+    fn episode_report_splits_by_category_and_counts_the_idle_gate() {
+        let mut a = result(2, 5.0);
+        a.category = Some("wrangling".into());
+        a.timings.idle_wait_s = 4.0;
+        let mut b = result(4, 9.0);
+        b.category = Some("modelling".into());
+        b.timings.idle_wait_s = 4.0;
+        let r = episodes_report(&[a.clone(), b, a], 5.0);
+        let names: Vec<_> = r.by_category.iter().map(|c| c.category.as_str()).collect();
+        assert_eq!(names, ["modelling", "wrangling"]);
+        assert_eq!(r.by_category[1].episodes, 2);
+        assert_eq!(r.by_category[1].total_s, 10.0);
+        assert_eq!(r.by_category[1].osworld_waits_s, 2.0 * 84.0);
+        // 1 + 2 + 15 × 0.5 + 4 + 0 + 0.5
+        assert!(
+            (r.env_15_steps_s - 15.0).abs() < 1e-9,
+            "{}",
+            r.env_15_steps_s
+        );
+        let t = episodes_table(&r);
+        assert!(t.contains("idle gate") && t.contains("modelling"), "{t}");
+    }
+
+    #[test]
+    fn read_results_takes_the_oracle_episodes_and_names_bad_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |rel: &str, r: &EpisodeResult| {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, serde_json::to_string(r).unwrap()).unwrap();
+        };
+        let mut noop = result(1, 2.0);
+        noop.task_id = "t.noop".into();
+        write("seed-1/a/t/result.json", &result(2, 5.0));
+        write("seed-1/a/t.noop/result.json", &noop);
+        let rs = read_results(&[dir.path().to_path_buf()], true).unwrap();
+        assert_eq!(rs.len(), 1);
+        assert_eq!(
+            read_results(&[dir.path().to_path_buf()], false)
+                .unwrap()
+                .len(),
+            2
+        );
+
+        let missing = dir.path().join("nope");
+        let e = read_results(&[missing.clone()], true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nope") && e.contains("not a folder"), "{e}");
+        let empty = tempfile::tempdir().unwrap();
+        let e = read_results(&[empty.path().to_path_buf()], true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no result.json"), "{e}");
+        std::fs::write(dir.path().join("seed-1/a/t/result.json"), "{").unwrap();
+        let e = read_results(&[dir.path().to_path_buf()], true)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("result.json") && e.contains("not an episode result"),
+            "{e}"
+        );
     }
 }

@@ -435,6 +435,13 @@ pub enum BenchCmd {
     Episodes {
         #[arg(long, default_value = "tasks/examples", num_args = 1..)]
         tasks: Vec<PathBuf>,
+        /// Report on the results already under these folders (a `deskenv
+        /// run --out` or `deskenv tasks check --out` folder) instead of
+        /// running the tasks; of a `tasks check` only the oracle episodes
+        /// count (ids ending `.noop`, `.gaming-…` or `.stale` are left
+        /// out).
+        #[arg(long, num_args = 1.., conflicts_with = "tasks")]
+        from: Vec<PathBuf>,
         /// Seconds per model call assumed for the share of wall time.
         #[arg(long, default_value_t = 5.0)]
         model_latency: f64,

@@ -1,6 +1,8 @@
 //! The data-science suite's shape (tasks/ds): its size, stages,
-//! difficulties, applications and infeasible share, and the VM tier list
-//! (tasks/ds/vm-tier.txt) that scripts/test.sh runs on the real VM. These
+//! difficulties, applications and infeasible share, the VM tier list
+//! (tasks/ds/vm-tier.txt) that `scripts/test.sh --full` runs on the real
+//! VM, and the CI tier (tasks/ds/ci-tier.txt), the part of it that CI
+//! runs. These
 //! read the task files only; `deskenv tasks check` proves each task honest.
 
 use controller::task::{self, LoadedTask};
@@ -26,9 +28,10 @@ fn suite() -> Vec<LoadedTask> {
     tasks
 }
 
-/// The VM tier's task paths, relative to the repository root.
-fn vm_tier() -> Vec<String> {
-    let list = root().join("tasks/ds/vm-tier.txt");
+/// The task paths of a tier list (`tasks/ds/<name>`), relative to the
+/// repository root.
+fn tier_list(name: &str) -> Vec<String> {
+    let list = root().join("tasks/ds").join(name);
     std::fs::read_to_string(&list)
         .unwrap_or_else(|e| panic!("{}: {e}", list.display()))
         .lines()
@@ -126,7 +129,7 @@ fn the_suite_has_its_size_stages_difficulties_and_applications() {
 fn the_vm_tier_is_a_representative_third() {
     let tasks = suite();
     let by_path: BTreeMap<String, &LoadedTask> = tasks.iter().map(|t| (rel(t), t)).collect();
-    let tier = vm_tier();
+    let tier = tier_list("vm-tier.txt");
     let mut seen = BTreeSet::new();
     for p in &tier {
         assert!(
@@ -169,5 +172,50 @@ fn the_vm_tier_is_a_representative_third() {
     assert!(
         chosen.iter().any(|t| t.spec.evaluator.is_infeasible()),
         "tasks/ds/vm-tier.txt: no infeasible task"
+    );
+}
+
+#[test]
+fn the_ci_tier_is_a_representative_part_of_the_vm_tier() {
+    let tasks = suite();
+    let by_path: BTreeMap<String, &LoadedTask> = tasks.iter().map(|t| (rel(t), t)).collect();
+    let vm: BTreeSet<String> = tier_list("vm-tier.txt").into_iter().collect();
+    let tier = tier_list("ci-tier.txt");
+    let mut seen = BTreeSet::new();
+    for p in &tier {
+        assert!(
+            vm.contains(p),
+            "tasks/ds/ci-tier.txt: {p} is not in tasks/ds/vm-tier.txt"
+        );
+        assert!(seen.insert(p), "tasks/ds/ci-tier.txt: {p} listed twice");
+    }
+    let chosen: Vec<&LoadedTask> = tier.iter().map(|p| by_path[p]).collect();
+    for s in STAGES {
+        let n = chosen.iter().filter(|t| stage(t) == s).count();
+        assert!(
+            n >= 2,
+            "tasks/ds/ci-tier.txt: stage {s} has {n}, expected 2"
+        );
+    }
+    for app in [
+        "terminal",
+        "jupyter",
+        "mousepad",
+        "libreoffice_calc",
+        "chromium",
+        "sqlite3",
+    ] {
+        let got = chosen
+            .iter()
+            .filter(|t| t.spec.related_apps.iter().any(|a| a == app))
+            .count();
+        assert!(
+            got >= 2,
+            "tasks/ds/ci-tier.txt: {app} is in {got} task(s), expected 2"
+        );
+    }
+    assert!(
+        chosen.iter().any(|t| t.spec.evaluator.is_infeasible()),
+        "tasks/ds/ci-tier.txt: no infeasible task"
     );
 }

@@ -8,14 +8,25 @@ use controller::provider::qemu::QemuConfig;
 use std::path::{Path, PathBuf};
 
 /// `deskenv bench episodes`: `deskenv run` with the scripted agent at
-/// run's defaults, into a temporary folder, then the overhead report.
+/// run's defaults, into a temporary folder, then the overhead report; or,
+/// with `--from`, the report on results already on disk.
 pub async fn episodes(
     cache: &Path,
     tasks: Vec<PathBuf>,
+    from: Vec<PathBuf>,
     model_latency: f64,
     json: Option<PathBuf>,
     machines: MachineArgs,
 ) -> anyhow::Result<Exit> {
+    if !from.is_empty() {
+        let results = bench::read_results(&from, true)?;
+        let report = bench::episodes_report(&results, model_latency);
+        print!("{}", bench::episodes_table(&report));
+        if let Some(p) = json {
+            write_json(&p, &report)?;
+        }
+        return Ok(Exit::Ok);
+    }
     let out = std::env::temp_dir().join(format!("deskenv-bench-episodes-{}", std::process::id()));
     let args = RunArgs {
         tasks,

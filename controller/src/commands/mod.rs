@@ -43,10 +43,11 @@ pub async fn dispatch(cache: &Path, command: Top) -> anyhow::Result<Exit> {
         Top::Tasks(TasksCmd::Check(args)) => tasks::check_honest(cache, args).await,
         Top::Bench(BenchCmd::Episodes {
             tasks,
+            from,
             model_latency,
             json,
             machines,
-        }) => bench::episodes(cache, tasks, model_latency, json, machines).await,
+        }) => bench::episodes(cache, tasks, from, model_latency, json, machines).await,
         Top::Bench(BenchCmd::Vm {
             runs,
             skip_cold,
