@@ -721,9 +721,7 @@ mod tests {
         );
 
         let missing = dir.path().join("nope");
-        let e = read_results(&[missing.clone()], true)
-            .unwrap_err()
-            .to_string();
+        let e = read_results(&[missing], true).unwrap_err().to_string();
         assert!(e.contains("nope") && e.contains("not a folder"), "{e}");
         let empty = tempfile::tempdir().unwrap();
         let e = read_results(&[empty.path().to_path_buf()], true)
