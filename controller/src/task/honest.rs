@@ -200,12 +200,15 @@ impl TaskVerdict {
 pub fn table(verdicts: &BTreeMap<String, TaskVerdict>, seeds: [u64; 2]) -> String {
     use std::fmt::Write;
     let mut s = String::new();
+    // One seed (`--seeds N`, or the same seed twice): the second column is
+    // empty rather than the first repeated.
+    let second = (seeds[1] != seeds[0]).then_some(seeds[1]);
     let _ = writeln!(
         s,
         "{:<40} {:>9} {:>9} {:>6} {:>14} {:>6} {:>7}  verdict",
         "task",
         format!("oracle s{}", seeds[0]),
-        format!("oracle s{}", seeds[1]),
+        second.map_or("oracle -".to_string(), |x| format!("oracle s{x}")),
         "noop",
         "gaming (max)",
         "stale",
@@ -261,7 +264,7 @@ pub fn table(verdicts: &BTreeMap<String, TaskVerdict>, seeds: [u64; 2]) -> Strin
             "{:<40} {:>9} {:>9} {:>6} {:>14} {:>6} {:>7.1}  {verdict}",
             id,
             score(find(&Variant::Oracle, seeds[0])),
-            score(find(&Variant::Oracle, seeds[1])),
+            score(second.and_then(|x| find(&Variant::Oracle, x))),
             score(find(&Variant::Noop, seeds[0])),
             gaming_col,
             stale,
@@ -414,6 +417,23 @@ mod tests {
         );
         let text = table(&verdicts, [1, 2]);
         assert!(text.contains("FAIL: noop s2 no score"), "{text}");
+        assert!(text.contains("oracle s1 oracle s2"), "{text}");
+
+        let mut one = BTreeMap::new();
+        r.status = Status::Scored;
+        r.score = 1.0;
+        one.insert(
+            "t".to_string(),
+            TaskVerdict {
+                outcomes: vec![Outcome::from_result(Variant::Oracle, &r)],
+                no_stale: None,
+            },
+        );
+        let text = table(&one, [2, 2]);
+        assert!(text.contains("oracle s2  oracle -"), "{text}");
+        let row = text.lines().nth(1).unwrap();
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cols[1..3], ["1.00", "-"], "{text}");
         assert!(
             causes(&verdicts).contains("noop s2 no score: "),
             "{}",
