@@ -30,14 +30,40 @@ while (($#)); do
   esac
 done
 
+# Each section prints how long the previous one took, and the end prints
+# the whole breakdown (CI's wall is 90 minutes; keep the total under 60).
+section_name=""
+section_start=$SECONDS
+timings=()
+section() {
+  local now=$SECONDS
+  if [[ -n $section_name ]]; then
+    timings+=("$(printf '%6d s  %s' $((now - section_start)) "$section_name")")
+  fi
+  section_name=$1
+  section_start=$now
+  [[ -n $1 ]] && echo "== $1 (at ${now} s)"
+  return 0
+}
+report_timings() {
+  section ""
+  echo "== time per section"
+  printf '%s\n' "${timings[@]}"
+  echo "total ${SECONDS} s"
+}
+
+section "install dependencies"
 scripts/install-deps.sh
 export PATH=$HOME/.cargo/bin:$PATH
 
-echo "== format and lints"
+section "format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 
-echo "== Rust tests (unit + real desktop)"
+section "build the Rust tests"
+cargo test --workspace --no-run
+
+section "Rust tests (unit + real desktop)"
 # Desktop and VM tests are #[ignore]d, so a plain `cargo test` skips them;
 # --include-ignored runs them. The VM tests wait for the image, in the last
 # step: here the controller's test binaries that hold only VM tests are left
@@ -53,7 +79,7 @@ cargo test --workspace --exclude deskenv-controller -- --include-ignored --test-
 cargo test -p deskenv-controller --lib --bins "${controller_tests[@]}" -- --include-ignored --test-threads=2 --skip "$vm_serve_test"
 cargo test -p deskenv-controller --doc
 
-echo "== OSWorld-protocol client against a real agent (Python)"
+section "OSWorld-protocol client against a real agent (Python)"
 cargo build --bin deskenv-agent --bin deskenv-desktop
 display=:77
 target/debug/deskenv-desktop stop "$display"
@@ -77,7 +103,7 @@ trap cleanup EXIT
   kill "$(cat "$port_file.pid")" 2>/dev/null || true
 )
 
-echo "== release build (the honesty check and the VM tier use it)"
+section "release build (the honesty check and the VM tier use it)"
 # The image's identity must not depend on what else is built: build.sh
 # builds its agent in target/guest-agent, so a release build of the whole
 # workspace (features unified differently) leaves the recipe hash alone.
@@ -90,7 +116,7 @@ if [[ $hash_before != "$hash_after" ]]; then
 fi
 echo "image recipe hash unchanged after cargo build --release --workspace: ${hash_before:0:12}"
 
-echo "== task honesty on the local provider (examples and the ds suite): oracle once, noop"
+section "task honesty on the local provider (examples and the ds suite): oracle once, noop"
 # CI: every task's oracle once (seed 1) must pass and its noop fail; the VM
 # step below runs 13 of them again on seed 2. --full: the oracle on seeds 1
 # and 2, every gaming attempt and the stale answers (seed 1's answer on
@@ -103,15 +129,16 @@ if ((full)); then check_args=(--variants oracle,noop,gaming,stale); fi
 target/release/deskenv tasks check tasks/examples tasks/ds --provider local --parallel 3 \
   "${check_args[@]}" --out target/deskenv-runs/check
 
-echo "== real-VM tier (guest image, QEMU, ready snapshot)"
+section "real-VM tier: the guest image (built once per recipe hash, then cached)"
 cargo build -p deskenv-controller
 target/debug/deskenv image build --recipe vm-images/debian-desktop
+section "real-VM tests (vm, episodes, faults, serve)"
 vm_tests=()
 for t in "${vm_test_binaries[@]}"; do vm_tests+=(--test "$t"); done
 cargo test -p deskenv-controller "${vm_tests[@]}" -- --include-ignored --test-threads=1
 cargo test -p deskenv-controller --test serve -- --include-ignored --test-threads=1 --exact "$vm_serve_test"
 
-echo "== the ds suite on the real VM: oracles on seed 2"
+section "the ds suite on the real VM: oracles on seed 2"
 # CI: the CI tier (tasks/ds/ci-tier.txt: 13 tasks, two per stage, each main
 # application twice, an infeasible one; about 7.5 minutes under TCG from the
 # ready snapshot). --full: the whole VM tier (tasks/ds/vm-tier.txt: 37
@@ -124,7 +151,9 @@ mapfile -t ds_vm_tasks < <(grep -v -e '^#' -e '^[[:space:]]*$' "$tier")
 target/release/deskenv tasks check "${ds_vm_tasks[@]}" --provider qemu --seeds 2 --variants oracle --out target/deskenv-runs/check-vm
 
 if ((full)); then
-  echo "== long repeats: every example oracle 10 times"
+  section "long repeats: every example oracle 10 times"
   cargo build --release -p deskenv-controller
   scripts/oracle-repeat.sh 10
 fi
+
+report_timings
