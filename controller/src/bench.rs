@@ -422,67 +422,7 @@ fn osworld_waits(steps: usize) -> f64 {
     80.0 + 2.0 * steps as f64
 }
 
-/// The episode results under `dirs` (every `result.json`, at any depth),
-/// for `deskenv bench episodes --from`. With `oracle_only`, results of
-/// `tasks check`'s other variants (ids ending `.noop`, `.gaming-…`,
-/// `.stale`) are left out.
-pub fn read_results(
-    dirs: &[PathBuf],
-    oracle_only: bool,
-) -> Result<Vec<crate::episode::EpisodeResult>, ReadResultsError> {
-    let mut files = vec![];
-    for d in dirs {
-        if !d.is_dir() {
-            return Err(ReadResultsError::NotADir(d.clone()));
-        }
-        collect_result_files(d, &mut files)?;
-    }
-    files.sort();
-    let mut out = vec![];
-    for f in files {
-        let text = std::fs::read_to_string(&f).map_err(|e| ReadResultsError::Io(f.clone(), e))?;
-        let r: crate::episode::EpisodeResult =
-            serde_json::from_str(&text).map_err(|e| ReadResultsError::Parse(f.clone(), e))?;
-        if oracle_only && r.task_id.contains('.') {
-            continue;
-        }
-        out.push(r);
-    }
-    if out.is_empty() {
-        return Err(ReadResultsError::Empty(dirs.to_vec()));
-    }
-    Ok(out)
-}
-
-fn collect_result_files(
-    dir: &std::path::Path,
-    out: &mut Vec<PathBuf>,
-) -> Result<(), ReadResultsError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| ReadResultsError::Io(dir.to_path_buf(), e))?;
-    for e in entries {
-        let e = e.map_err(|e| ReadResultsError::Io(dir.to_path_buf(), e))?;
-        let path = e.path();
-        if path.is_dir() {
-            collect_result_files(&path, out)?;
-        } else if path.file_name().is_some_and(|n| n == "result.json") {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
-/// Why [`read_results`] failed.
-#[derive(Debug, thiserror::Error)]
-pub enum ReadResultsError {
-    #[error("{0}: not a folder (expected a run's output folder)")]
-    NotADir(PathBuf),
-    #[error("{0}: {1}")]
-    Io(PathBuf, std::io::Error),
-    #[error("{0}: not an episode result: {1}")]
-    Parse(PathBuf, serde_json::Error),
-    #[error("no result.json under {0:?}")]
-    Empty(Vec<PathBuf>),
-}
+pub use crate::report::{read_results, ReadResultsError};
 
 /// Summarizes episode results (from `deskenv run`).
 pub fn episodes_report(

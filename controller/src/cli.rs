@@ -59,6 +59,12 @@ pub enum Top {
     /// agent in any language drives the episode loop. API:
     /// controller/serve-openapi.yaml.
     Serve(ServeArgs),
+    /// Compare two finished runs on the same tasks (paired by task id and
+    /// seed, per step budget): success rate and mean score with bootstrap
+    /// intervals, the paired difference, an exact McNemar test on
+    /// success, a paired permutation test on scores, and the smallest
+    /// difference this many tasks can detect, said in words.
+    Compare(CompareArgs),
     /// What the next run will do on this host, starting nothing: QEMU, the
     /// accelerator decision and why, the image, the ready snapshot, free
     /// disk and memory.
@@ -69,6 +75,25 @@ pub enum Top {
         #[command(flatten)]
         vm: VmOpts,
     },
+}
+
+/// `deskenv compare`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Run A's output folder (`deskenv run --out` or `tasks check --out`).
+    pub a: PathBuf,
+    /// Run B's output folder.
+    pub b: PathBuf,
+    /// Bootstrap resamples (also the permutation test's random sign
+    /// assignments when it cannot enumerate them all).
+    #[arg(long, default_value_t = 10_000)]
+    pub resamples: usize,
+    /// The bootstrap's RNG seed (printed with the intervals).
+    #[arg(long, default_value_t = stats::DEFAULT_SEED)]
+    pub seed: u64,
+    /// Write the comparison as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
 }
 
 /// `--provider`: [`controller::provider::Kind`].

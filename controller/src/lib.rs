@@ -52,6 +52,7 @@ pub mod paths;
 pub mod policy;
 pub mod pool;
 pub mod provider;
+pub mod report;
 pub mod serve;
 pub mod task;
 

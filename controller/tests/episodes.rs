@@ -118,6 +118,32 @@ fn the_oracle_solves_every_example_and_noop_solves_none() {
             p.display()
         );
     }
+
+    // The two runs compared: a significant difference, said in words; a
+    // run against itself: none.
+    let compare = |a: &Path, b: &Path| {
+        let o = deskenv()
+            .args(["compare", a.to_str().unwrap(), b.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let text = output_text(&o);
+        assert!(o.status.success(), "deskenv compare failed:\n{text}");
+        text
+    };
+    let (scripted, noop) = (tmp.path().join("scripted"), tmp.path().join("noop"));
+    let text = compare(&scripted, &noop);
+    assert!(
+        text.contains("is 100.0 points better than noop")
+            && text.contains("p = 0.031")
+            && text.contains("significant at 0.05")
+            && !text.contains("no significant"),
+        "{text}"
+    );
+    let text = compare(&scripted, &scripted);
+    assert!(
+        text.contains("same success rate") && text.contains("no significant difference at 0.05"),
+        "{text}"
+    );
 }
 
 #[test]

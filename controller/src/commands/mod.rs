@@ -2,6 +2,7 @@
 //! [`dispatch`] picks one. Each returns the [`Exit`] status it ends with.
 
 mod bench;
+mod compare;
 mod image;
 mod run;
 mod serve;
@@ -37,6 +38,7 @@ pub async fn dispatch(cache: &Path, command: Top) -> anyhow::Result<Exit> {
         Top::Snapshot(SnapshotCmd::Clear) => snapshot::clear(cache),
         Top::Run(args) => run::command(cache, args).await,
         Top::Serve(args) => serve::command(cache, args).await,
+        Top::Compare(args) => compare::command(args),
         Top::Doctor { json, vm } => doctor(cache, json, &vm),
         Top::Tasks(TasksCmd::Validate { paths, quiet }) => tasks::validate(&paths, quiet),
         Top::Tasks(TasksCmd::List { paths }) => tasks::list(&paths),

@@ -213,28 +213,50 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
         }
     }
     println!("{plan_line}");
-    // On a local provider without a private /tmp per machine (not root),
-    // tasks with an application that keeps state in the host's /tmp or
-    // network (LibreOffice's pipe, Chromium's profile, Jupyter's port) run
-    // one at a time, the others --parallel.
+    // On a local provider without a private /tmp per machine (not root,
+    // or a cache under /tmp), tasks with an application that keeps state
+    // in the host's /tmp or network (LibreOffice's pipe, Chromium's
+    // profile, Jupyter's port) run one at a time, beside the others on
+    // --parallel − 1 machines: the two groups run at once, so the long
+    // one-at-a-time chain no longer waits for the rest.
     let one_pool = Arc::new(Pool::new(pool.provider().clone(), 1)?);
     let shared_tmp = a.machines.provider == crate::cli::ProviderKind::Local
         && a.parallel > 1
         && !pool.provider().isolates_tmp();
+    let beside_pool = if shared_tmp {
+        Arc::new(Pool::new(pool.provider().clone(), a.parallel - 1)?)
+    } else {
+        pool.clone()
+    };
     let alone = |t: &LoadedTask| shared_tmp && honest::uses_host_global_app(t);
     let mut env_errors = 0;
-    for (seed, batch) in [(seeds[0], first), (seeds[1], second)] {
-        let (one, many): (Vec<_>, Vec<_>) = batch.into_iter().partition(|t| alone(t));
-        for (group, pool, suffix) in [(many, &pool, ""), (one, &one_pool, "-one-at-a-time")] {
+    // Runs the one-at-a-time group and the rest together.
+    let run_groups = |one: Vec<LoadedTask>,
+                      many: Vec<LoadedTask>,
+                      out: &dyn Fn(&str) -> PathBuf,
+                      seed: u64,
+                      plants: Plants| {
+        let many_pool = if one.is_empty() { &pool } else { &beside_pool };
+        let mut runs = Vec::new();
+        for (group, pool, suffix) in [(one, &one_pool, "-one-at-a-time"), (many, many_pool, "")] {
             if group.is_empty() {
                 continue;
             }
-            let s = settings(
-                a.out.join(format!("seed-{seed}{suffix}")),
-                seed,
-                Plants::new(),
-            );
-            let o = runner::run(pool.clone(), s, group, scripted.clone(), progress.clone()).await?;
+            let s = settings(out(suffix), seed, plants.clone());
+            runs.push(runner::run(
+                pool.clone(),
+                s,
+                group,
+                scripted.clone(),
+                progress.clone(),
+            ));
+        }
+        futures::future::try_join_all(runs)
+    };
+    for (seed, batch) in [(seeds[0], first), (seeds[1], second)] {
+        let (one, many): (Vec<_>, Vec<_>) = batch.into_iter().partition(|t| alone(t));
+        let out = |suffix: &str| a.out.join(format!("seed-{seed}{suffix}"));
+        for o in run_groups(one, many, &out, seed, Plants::new()).await? {
             for f in &o.finished {
                 if let Some((base, v)) = names.get(&f.result.task_id) {
                     record(&mut verdicts, base, v.clone(), &f.result);
@@ -291,19 +313,8 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
             stale_many.push(vt);
         }
     }
-    for (group, pool, suffix) in [
-        (stale_many, &pool, ""),
-        (stale_one, &one_pool, "-one-at-a-time"),
-    ] {
-        if group.is_empty() {
-            continue;
-        }
-        let s = settings(
-            a.out.join(format!("stale{suffix}")),
-            seeds[1],
-            plants.clone(),
-        );
-        let o = runner::run(pool.clone(), s, group, scripted.clone(), progress.clone()).await?;
+    let out = |suffix: &str| a.out.join(format!("stale{suffix}"));
+    for o in run_groups(stale_one, stale_many, &out, seeds[1], plants).await? {
         for f in &o.finished {
             if let Some((base, v)) = names.get(&f.result.task_id) {
                 record(&mut verdicts, base, v.clone(), &f.result);

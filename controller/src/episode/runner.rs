@@ -508,17 +508,7 @@ pub async fn run(
 }
 
 /// Wilson score interval (95%) of `k` successes in `n`.
-pub fn wilson(k: usize, n: usize) -> (f64, f64) {
-    if n == 0 {
-        return (0.0, 0.0);
-    }
-    let z = 1.959_964f64;
-    let (n, p) = (n as f64, k as f64 / n as f64);
-    let denom = 1.0 + z * z / n;
-    let centre = (p + z * z / (2.0 * n)) / denom;
-    let half = z * ((p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt()) / denom;
-    ((centre - half).max(0.0), (centre + half).min(1.0))
-}
+pub use stats::wilson;
 
 /// One budget's counts: only scored episodes are in the rate.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -729,17 +719,5 @@ mod tests {
         old.as_object_mut().unwrap().remove("status");
         let old: EpisodeResult = serde_json::from_value(old).unwrap();
         assert!(!old.is_scored());
-    }
-
-    #[test]
-    fn wilson_interval() {
-        let (lo, hi) = wilson(5, 10);
-        assert!(
-            (lo - 0.2366).abs() < 1e-3 && (hi - 0.7634).abs() < 1e-3,
-            "{lo} {hi}"
-        );
-        assert_eq!(wilson(0, 0), (0.0, 0.0));
-        let (lo, hi) = wilson(6, 6);
-        assert!(lo > 0.6 && hi == 1.0);
     }
 }

@@ -1,0 +1,127 @@
+//! Reading finished runs and comparing them: the episode results under a
+//! run's folder ([`read_results`]), the run's label from its `run.json`,
+//! and [`compare`]: two runs on the same tasks, paired, with intervals and
+//! tests from the `stats` crate, said in words.
+
+pub mod compare;
+
+pub use compare::{compare, Comparison};
+
+use crate::episode::EpisodeResult;
+use std::path::{Path, PathBuf};
+
+/// The episode results under `dirs` (every `result.json`, at any depth),
+/// for `deskenv bench episodes --from`. With `oracle_only`, results of
+/// `tasks check`'s other variants (ids ending `.noop`, `.gaming-…`,
+/// `.stale`) are left out.
+pub fn read_results(
+    dirs: &[PathBuf],
+    oracle_only: bool,
+) -> Result<Vec<EpisodeResult>, ReadResultsError> {
+    let mut files = vec![];
+    for d in dirs {
+        if !d.is_dir() {
+            return Err(ReadResultsError::NotADir(d.clone()));
+        }
+        collect_result_files(d, &mut files)?;
+    }
+    files.sort();
+    let mut out = vec![];
+    for f in files {
+        let text = std::fs::read_to_string(&f).map_err(|e| ReadResultsError::Io(f.clone(), e))?;
+        let r: EpisodeResult =
+            serde_json::from_str(&text).map_err(|e| ReadResultsError::Parse(f.clone(), e))?;
+        if oracle_only && r.task_id.contains('.') {
+            continue;
+        }
+        out.push(r);
+    }
+    if out.is_empty() {
+        return Err(ReadResultsError::Empty(dirs.to_vec()));
+    }
+    Ok(out)
+}
+
+fn collect_result_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadResultsError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| ReadResultsError::Io(dir.to_path_buf(), e))?;
+    for e in entries {
+        let e = e.map_err(|e| ReadResultsError::Io(dir.to_path_buf(), e))?;
+        let path = e.path();
+        if path.is_dir() {
+            // An unscored attempt's files are kept under attempts/<n>/;
+            // the episode's own result.json lists them.
+            if path.file_name().is_some_and(|n| n == "attempts") {
+                continue;
+            }
+            collect_result_files(&path, out)?;
+        } else if path.file_name().is_some_and(|n| n == "result.json") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Why [`read_results`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadResultsError {
+    #[error("{0}: not a folder (expected a run's output folder)")]
+    NotADir(PathBuf),
+    #[error("{0}: {1}")]
+    Io(PathBuf, std::io::Error),
+    #[error("{0}: not an episode result: {1}")]
+    Parse(PathBuf, serde_json::Error),
+    #[error("no result.json under {0:?}")]
+    Empty(Vec<PathBuf>),
+}
+
+/// A finished run: its folder, a label for tables, and its results.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub dir: PathBuf,
+    /// "agent (model), observation" from run.json, else the folder's name.
+    pub label: String,
+    pub results: Vec<EpisodeResult>,
+}
+
+impl Run {
+    /// Every result.json under `dir`, and the label from `dir/run.json`
+    /// where there is one (a `tasks check` folder has none).
+    pub fn load(dir: &Path) -> Result<Run, ReadResultsError> {
+        let results = read_results(&[dir.to_path_buf()], false)?;
+        Ok(Run {
+            dir: dir.to_path_buf(),
+            label: label_of(dir),
+            results,
+        })
+    }
+}
+
+fn label_of(dir: &Path) -> String {
+    let folder = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string());
+    let Ok(text) = std::fs::read_to_string(dir.join("run.json")) else {
+        return folder;
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return folder;
+    };
+    let s = &v["settings"];
+    match (s["agent"].as_str(), s["model"].as_str()) {
+        (Some(agent), Some(model)) => {
+            let obs = s["episode"]["observation"].as_str().unwrap_or("");
+            let who = if agent == model {
+                agent.to_string()
+            } else {
+                format!("{agent} ({model})")
+            };
+            if obs.is_empty() {
+                format!("{who} [{folder}]")
+            } else {
+                format!("{who}, {obs} [{folder}]")
+            }
+        }
+        _ => folder,
+    }
+}
