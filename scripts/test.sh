@@ -105,8 +105,9 @@ trap cleanup EXIT
 
 section "release build (the honesty check and the VM tier use it)"
 # The image's identity must not depend on what else is built: build.sh
-# builds its agent in target/guest-agent, so a release build of the whole
-# workspace (features unified differently) leaves the recipe hash alone.
+# builds its agent with --workspace (features unified over every member,
+# as here) into target/release, so this build shares its artifacts and
+# leaves the agent binary, and the recipe hash, alone.
 hash_before=$(vm-images/debian-desktop/build.sh --print-hash)
 cargo build --release --workspace
 hash_after=$(vm-images/debian-desktop/build.sh --print-hash)

@@ -382,7 +382,7 @@ pub enum ImageCmd {
         #[arg(long)]
         suite: Option<String>,
         /// The guest agent binary (default: the recipe builds it, `cargo build
-        /// --release --locked -p deskenv-guest-agent` into target/guest-agent).
+        /// --release --locked --workspace --bin deskenv-agent`).
         #[arg(long)]
         agent: Option<PathBuf>,
         #[arg(long)]

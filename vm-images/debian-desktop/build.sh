@@ -9,10 +9,11 @@
 #   build.sh --print-hash [--suite S] [--agent PATH]   # the recipe hash, then exit
 #
 # Without --agent, the guest agent is built here, always the same way:
-# `cargo build --release --locked -p deskenv-guest-agent` into
-# target/guest-agent/ (a target dir nothing else writes, so building the
-# workspace, whose features unify differently, never changes it); a no-op
-# when it is up to date.
+# `cargo build --release --locked --workspace --bin deskenv-agent` into
+# target/release/. --workspace unifies features over every member, exactly
+# as `cargo build --release --workspace` does, so the two share one build
+# and a release build of the workspace leaves the agent (and the recipe
+# hash) as it is; a no-op when it is up to date.
 # Default DIR: $DESKENV_IMAGES/debian-desktop-<recipehash12>/, where
 # DESKENV_IMAGES defaults to ~/.cache/deskenv/images (`deskenv image build`
 # sets it to its cache).
@@ -64,14 +65,14 @@ build_agent() {
   local cmd=(env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS -u CARGO_BUILD_RUSTFLAGS -u CARGO_TARGET_DIR
     -u CARGO_BUILD_TARGET -u CARGO_PROFILE_RELEASE_DEBUG -u CARGO_PROFILE_RELEASE_OPT_LEVEL
     HOME="$home" PATH="$(dirname "$cargo"):$PATH"
-    "$cargo" build --release --locked -p deskenv-guest-agent --bin deskenv-agent
-    --manifest-path "$repo/Cargo.toml" --target-dir "$repo/target/guest-agent")
+    "$cargo" build --release --locked --workspace --bin deskenv-agent
+    --manifest-path "$repo/Cargo.toml" --target-dir "$repo/target")
   if [[ $(id -u) -eq 0 && $user != root ]]; then
     runuser -u "$user" -- "${cmd[@]}" >&2 || die "building the guest agent failed: ${cmd[*]}"
   else
     "${cmd[@]}" >&2 || die "building the guest agent failed: ${cmd[*]}"
   fi
-  agent=$repo/target/guest-agent/release/deskenv-agent
+  agent=$repo/target/release/deskenv-agent
   log "guest agent: $agent"
 }
 if [[ -z $agent ]]; then
