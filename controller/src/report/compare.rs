@@ -94,7 +94,7 @@ pub struct Comparison {
     /// The smallest difference in success rate a two-sided test at
     /// [`ALPHA`] detects with [`POWER`] over this many pairs, at the
     /// observed spread (at the largest possible spread, sd 1, when the
-    /// runs never disagree).
+    /// paired differences do not vary).
     pub mdd_success: Option<f64>,
     pub mdd_assumed_worst_case: bool,
     pub alpha: f64,
@@ -356,7 +356,7 @@ impl Comparison {
                 100.0 * POWER,
                 100.0 * mdd,
                 if self.mdd_assumed_worst_case {
-                    "the runs never disagree, so at the largest spread of the differences, sd 1".to_string()
+                    "the paired differences do not vary, so at their largest possible spread, sd 1".to_string()
                 } else {
                     format!("sd of the paired differences {:.2}", self.success_diff_sd)
                 }
