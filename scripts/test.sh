@@ -56,6 +56,37 @@ section "install dependencies"
 scripts/install-deps.sh
 export PATH=$HOME/.cargo/bin:$PATH
 
+section "release build (the honesty check and the VM tier use it)"
+# The image's identity must not depend on what else is built: build.sh
+# builds its agent with --workspace (features unified over every member,
+# as here) into target/release, so this build shares its artifacts and
+# leaves the agent binary, and the recipe hash, alone.
+hash_before=$(vm-images/debian-desktop/build.sh --print-hash)
+cargo build --release --workspace
+hash_after=$(vm-images/debian-desktop/build.sh --print-hash)
+if [[ $hash_before != "$hash_after" ]]; then
+  echo "image recipe hash changed after cargo build --release --workspace: $hash_before -> $hash_after (vm-images/debian-desktop/build.sh)" >&2
+  exit 1
+fi
+echo "image recipe hash unchanged after cargo build --release --workspace: ${hash_before:0:12}"
+
+# The guest image (debootstrap, apt, mostly waiting on I/O and the mirror)
+# builds in the background while the lints and the tests below compile and
+# run; the VM tier waits for it. Built once per recipe hash, then cached.
+image_log=target/image-build.log
+target/release/deskenv image build --recipe vm-images/debian-desktop >"$image_log" 2>&1 &
+image_pid=$!
+echo "guest image building in the background (pid $image_pid, log $image_log)"
+# A run that fails early lets the build finish (killing debootstrap midway
+# would leave loop mounts behind) and keeps its log.
+wait_for_image() {
+  if kill -0 "$image_pid" 2>/dev/null; then
+    echo "waiting for the background image build (log $image_log)" >&2
+    wait "$image_pid" || true
+  fi
+}
+trap wait_for_image EXIT
+
 section "format and lints"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
@@ -88,6 +119,7 @@ agent_pid=""
 cleanup() {
   if [[ -n $agent_pid ]]; then kill "$agent_pid" 2>/dev/null || true; fi
   target/debug/deskenv-desktop stop "$display"
+  wait_for_image
 }
 trap cleanup EXIT
 (
@@ -103,20 +135,6 @@ trap cleanup EXIT
   kill "$(cat "$port_file.pid")" 2>/dev/null || true
 )
 
-section "release build (the honesty check and the VM tier use it)"
-# The image's identity must not depend on what else is built: build.sh
-# builds its agent with --workspace (features unified over every member,
-# as here) into target/release, so this build shares its artifacts and
-# leaves the agent binary, and the recipe hash, alone.
-hash_before=$(vm-images/debian-desktop/build.sh --print-hash)
-cargo build --release --workspace
-hash_after=$(vm-images/debian-desktop/build.sh --print-hash)
-if [[ $hash_before != "$hash_after" ]]; then
-  echo "image recipe hash changed after cargo build --release --workspace: $hash_before -> $hash_after (vm-images/debian-desktop/build.sh)" >&2
-  exit 1
-fi
-echo "image recipe hash unchanged after cargo build --release --workspace: ${hash_before:0:12}"
-
 section "task honesty on the local provider (examples and the ds suite): oracle once, noop"
 # CI: every task's oracle once (seed 1) must pass and its noop fail; the VM
 # step below runs 13 of them again on seed 2. --full: the oracle on seeds 1
@@ -130,9 +148,14 @@ if ((full)); then check_args=(--variants oracle,noop,gaming,stale); fi
 target/release/deskenv tasks check tasks/examples tasks/ds --provider local --parallel 3 \
   "${check_args[@]}" --out target/deskenv-runs/check
 
-section "real-VM tier: the guest image (built once per recipe hash, then cached)"
-cargo build -p deskenv-controller
-target/debug/deskenv image build --recipe vm-images/debian-desktop
+section "real-VM tier: waiting for the guest image built in the background"
+image_rc=0
+wait "$image_pid" || image_rc=$?
+cat "$image_log"
+if ((image_rc != 0)); then
+  echo "deskenv image build --recipe vm-images/debian-desktop failed (exit $image_rc): log above ($image_log)" >&2
+  exit 1
+fi
 section "real-VM tests (vm, episodes, faults, serve)"
 vm_tests=()
 for t in "${vm_test_binaries[@]}"; do vm_tests+=(--test "$t"); done
