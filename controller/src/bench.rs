@@ -559,22 +559,16 @@ mod tests {
     use crate::episode::{EndReason, EpisodeResult, EpisodeTimings, StepTimings};
 
     fn result(steps: usize, total: f64) -> EpisodeResult {
-        EpisodeResult {
-            task_id: "t".into(),
+        let info = crate::episode::TaskInfo {
+            id: "t".into(),
             domain: "d".into(),
-            category: None,
-            status: Default::default(),
-            cause: None,
-            attempts: vec![],
+            ..Default::default()
+        };
+        EpisodeResult {
             score: 1.0,
             success: true,
             steps_used: steps,
-            max_steps: 15,
             seed: 1,
-            end: EndReason::Done,
-            metrics: vec![],
-            errors: vec![],
-            tokens: Default::default(),
             timings: EpisodeTimings {
                 reset_s: 1.0,
                 setup_s: 2.0,
@@ -591,6 +585,7 @@ mod tests {
                 total_s: total,
                 ..Default::default()
             },
+            ..EpisodeResult::new(info, 15, EndReason::Done)
         }
     }
 

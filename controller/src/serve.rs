@@ -19,7 +19,9 @@
 //! freed).
 
 use crate::episode::runner::{episode_dir, write_result};
-use crate::episode::{run_episode, EndReason, EpisodeResult, EpisodeSettings, SettleMode};
+use crate::episode::{
+    run_episode, EndReason, EpisodeResult, EpisodeSettings, SettleMode, TrajectoryStep,
+};
 use crate::policy::{
     ActionSpace, Decision, EpisodeContext, Observation, ObservationType, Policy, PolicyError, Reply,
 };
@@ -585,7 +587,7 @@ async fn reset(
                 r
             }
             Err(e) => EpisodeResult::env_error(
-                &task2,
+                crate::episode::task_info(&task2),
                 settings.max_steps,
                 format!("no machine: {}", crate::error_chain(&e)),
             ),
@@ -713,9 +715,9 @@ async fn finish(ep: &mut Episode) {
 }
 
 /// Trajectory lines written since the last call.
-fn new_traj_lines(ep: &mut Episode) -> Vec<Value> {
+fn new_traj_lines(ep: &mut Episode) -> Vec<TrajectoryStep> {
     let text = std::fs::read_to_string(ep.dir.join("traj.jsonl")).unwrap_or_default();
-    let lines: Vec<Value> = text
+    let lines: Vec<TrajectoryStep> = text
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
@@ -816,18 +818,15 @@ async fn step(
     }
     let obs = next_event(ep).await;
     let executed = new_traj_lines(ep);
-    let steps_used = executed
-        .iter()
-        .filter_map(|l| l.get("step_num").and_then(Value::as_u64))
-        .max();
+    let steps_used = executed.iter().map(|l| l.step_num).max();
     Ok(Json(json!({
         "done": obs.is_none(),
         "end": ep.ended.map(end_name),
         "observation": obs,
         "steps_used": steps_used,
         "executed": executed.iter().map(|l| json!({
-            "step": l.get("step_num"), "action": l.get("action"),
-            "error": l.get("Error"), "info": l.get("info"),
+            "step": l.step_num, "action": (!l.action.is_empty()).then_some(&l.action),
+            "error": l.error, "info": l.info,
         })).collect::<Vec<_>>(),
     })))
 }

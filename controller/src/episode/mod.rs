@@ -13,7 +13,7 @@ pub mod runner;
 pub mod setup;
 
 use crate::guest_client::GuestError;
-use crate::policy::{Decision, EpisodeContext, Observation, Policy, PolicyError, Reply, Usage};
+use crate::policy::{Decision, EpisodeContext, Observation, Policy, PolicyError, Reply};
 use crate::provider::Machine;
 use crate::task::LoadedTask;
 use base64::Engine as _;
@@ -123,202 +123,19 @@ pub const DEFAULT_SEED: u64 = 1;
 /// The default cap of the idle gate before the evaluation.
 pub const DEFAULT_IDLE_CAP: Duration = Duration::from_secs(30);
 
-/// Why the loop ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EndReason {
-    Done,
-    Fail,
-    Budget,
-    Timeout,
-    /// The agent could not go on (fatal agent error).
-    AgentError,
-    /// A setup step failed: the episode did not start (not the agent's fault).
-    SetupError,
-    /// The VM died or stopped answering.
-    EnvError,
-    /// The driver of the agent asked for the evaluation before DONE or
-    /// FAIL (`deskenv serve`).
-    Stopped,
-}
+pub use protocol::result::{
+    Attempt, EndReason, EpisodeResult, EpisodeTimings, MetricResult, Status, StepTimings, TaskInfo,
+    TrajectoryStep, SUCCESS_THRESHOLD,
+};
 
-/// Whether an episode has a score.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// The evaluator scored the collected artifacts (or the agent failed,
-    /// which scores 0).
-    #[default]
-    Scored,
-    /// The environment failed (the machine died, the guest agent stopped
-    /// answering, a host write failed): no score; retried, then reported
-    /// apart.
-    EnvError,
-    /// A setup step failed on a healthy machine: the task could not be set
-    /// up; no score.
-    SetupError,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Scored => "scored",
-            Status::EnvError => "env_error",
-            Status::SetupError => "setup_error",
-        }
-    }
-}
-
-/// One metric's outcome.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct MetricResult {
-    pub func: String,
-    pub score: f64,
-    pub detail: String,
-    /// The sub-check's name (the metric's `check` option).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub check: Option<String>,
-    /// Its weight and whether it must pass (`"conj": "weighted"`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub weight: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub critical: Option<bool>,
-}
-
-impl MetricResult {
-    fn plain(func: &str, score: f64, detail: String) -> MetricResult {
-        MetricResult {
-            func: func.into(),
-            score,
-            detail,
-            check: None,
-            weight: None,
-            critical: None,
-        }
-    }
-}
-
-/// Per-step timings (ms).
-#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
-pub struct StepTimings {
-    pub observe_ms: f64,
-    pub agent_ms: f64,
-    pub act_ms: f64,
-    pub settle_ms: f64,
-}
-
-/// Where the time went (seconds unless named).
-#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
-pub struct EpisodeTimings {
-    pub reset_s: f64,
-    pub setup_s: f64,
-    pub steps: Vec<StepTimings>,
-    /// The wait for an idle guest before postconfig and the evaluation.
-    #[serde(default)]
-    pub idle_wait_s: f64,
-    /// Whether the guest went idle within the cap (false: evaluated busy).
-    #[serde(default)]
-    pub idle: Option<bool>,
-    pub postconfig_s: f64,
-    pub eval_s: f64,
-    pub total_s: f64,
-}
-
-/// An attempt that ended without a score and was retried.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct Attempt {
-    pub attempt: u32,
-    pub status: Status,
-    pub end: EndReason,
-    pub cause: Option<String>,
-    pub seconds: f64,
-}
-
-/// `result.json`.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct EpisodeResult {
-    pub task_id: String,
-    pub domain: String,
-    pub category: Option<String>,
-    /// `scored`, `env_error` or `setup_error`: only `scored` results have
-    /// a score.
-    #[serde(default)]
-    pub status: Status,
-    /// Why there is no score (status other than `scored`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cause: Option<String>,
-    pub score: f64,
-    /// score ≥ 0.95.
-    pub success: bool,
-    pub steps_used: usize,
-    pub max_steps: usize,
-    /// The seed of the task's generated data.
-    #[serde(default)]
-    pub seed: u64,
-    pub end: EndReason,
-    pub metrics: Vec<MetricResult>,
-    pub errors: Vec<String>,
-    pub tokens: Usage,
-    pub timings: EpisodeTimings,
-    /// Earlier attempts that ended without a score, each retried on a
-    /// fresh machine.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub attempts: Vec<Attempt>,
-}
-
-pub const SUCCESS_THRESHOLD: f64 = 0.95;
-
-impl EpisodeResult {
-    /// A result with score 0 that ended for `end`; the loop fills it in.
-    pub fn new(task: &LoadedTask, max_steps: usize, end: EndReason) -> EpisodeResult {
-        EpisodeResult {
-            task_id: task.spec.id.clone(),
-            domain: task.domain.clone(),
-            category: task.spec.category.clone(),
-            status: Status::Scored,
-            cause: None,
-            score: 0.0,
-            success: false,
-            steps_used: 0,
-            max_steps,
-            seed: 0,
-            end,
-            metrics: vec![],
-            errors: vec![],
-            tokens: Usage::default(),
-            timings: EpisodeTimings::default(),
-            attempts: vec![],
-        }
-    }
-
-    /// A result without a score: the environment failed for `cause`.
-    pub fn env_error(task: &LoadedTask, max_steps: usize, cause: String) -> EpisodeResult {
-        let mut r = EpisodeResult::new(task, max_steps, EndReason::EnvError);
-        r.fault(Status::EnvError, cause);
-        r
-    }
-
-    /// Marks the result unscored for `cause` (the first cause wins).
-    pub fn fault(&mut self, status: Status, cause: String) {
-        if self.status == Status::Scored {
-            self.status = status;
-            self.errors.push(cause.clone());
-            self.cause = Some(cause);
-        }
-        self.score = 0.0;
-        self.success = false;
-        self.end = match status {
-            Status::SetupError => EndReason::SetupError,
-            _ if self.end == EndReason::SetupError => EndReason::SetupError,
-            _ => EndReason::EnvError,
-        };
-    }
-
-    /// Whether this result is a score (an older result.json without
-    /// `status` is one unless it ended in an environment or setup error).
-    pub fn is_scored(&self) -> bool {
-        self.status == Status::Scored
-            && !matches!(self.end, EndReason::EnvError | EndReason::SetupError)
+/// What a result records of `task`.
+pub fn task_info(task: &LoadedTask) -> TaskInfo {
+    TaskInfo {
+        id: task.spec.id.clone(),
+        domain: task.domain.clone(),
+        category: task.spec.category.clone(),
+        difficulty: task.spec.difficulty.clone(),
+        related_apps: task.spec.related_apps.clone(),
     }
 }
 
@@ -356,8 +173,8 @@ impl Trajectory {
         Ok(Trajectory { file, path })
     }
 
-    fn write(&mut self, v: &serde_json::Value) -> Result<(), HostWrite> {
-        let mut line = v.to_string();
+    fn write(&mut self, step: &TrajectoryStep) -> Result<(), HostWrite> {
+        let mut line = serde_json::to_string(step).unwrap_or_default();
         line.push('\n');
         self.file
             .write_all(line.as_bytes())
@@ -730,10 +547,14 @@ impl Episode<'_> {
             Err(PolicyError::Call { message, .. }) => {
                 *step += 1;
                 self.r.errors.push(format!("step {step}: agent: {message}"));
-                let line = serde_json::json!({
-                    "step_num": *step, "action_timestamp": seen.stamp, "Error": message,
-                    "screenshot_file": seen.shot_name, "timings": timing,
-                });
+                let line = TrajectoryStep {
+                    step_num: *step,
+                    action_timestamp: seen.stamp.clone(),
+                    screenshot_file: seen.shot_name.clone(),
+                    timings: timing.clone(),
+                    error: Some(message),
+                    ..TrajectoryStep::default()
+                };
                 if let Err(e) = traj.write(&line) {
                     self.r.fault(Status::EnvError, e.to_string());
                 }
@@ -786,22 +607,35 @@ impl Episode<'_> {
         timing: &StepTimings,
         outcome: Result<serde_json::Value, String>,
     ) {
-        let done = matches!(d, Decision::Done | Decision::Fail);
-        let mut line = serde_json::json!({
-            "step_num": step, "action_timestamp": seen.stamp, "action": d.describe(),
-            "response": if k == 0 { reply.raw.clone() } else { String::new() },
-            "reward": 0, "done": done, "screenshot_file": seen.shot_name, "timings": timing,
-            "tokens": if k == 0 { reply.usage } else { None }, "latency_ms": reply.latency_ms,
-        });
-        if let (0, Some(t)) = (k, &seen.a11y_truncated) {
+        let mut line = TrajectoryStep {
+            step_num: step,
+            action_timestamp: seen.stamp.clone(),
+            action: d.describe(),
+            response: if k == 0 {
+                reply.raw.clone()
+            } else {
+                String::new()
+            },
+            reward: 0.0,
+            done: matches!(d, Decision::Done | Decision::Fail),
+            screenshot_file: seen.shot_name.clone(),
+            timings: timing.clone(),
+            tokens: if k == 0 { reply.usage } else { None },
+            latency_ms: reply.latency_ms,
             // The tree the agent saw was partial, and why.
-            line["a11y_truncated"] = t.clone().into();
-        }
+            a11y_truncated: if k == 0 {
+                seen.a11y_truncated.clone()
+            } else {
+                None
+            },
+            info: None,
+            error: None,
+        };
         match outcome {
-            Ok(info) => line["info"] = info,
+            Ok(info) => line.info = Some(info),
             Err(e) => {
-                line["Error"] = e.clone().into();
                 self.r.errors.push(format!("step {step}: {e}"));
+                line.error = Some(e);
             }
         }
         if let Err(e) = traj.write(&line) {
@@ -859,7 +693,7 @@ pub async fn run_episode(
         task,
         s,
         dir,
-        r: EpisodeResult::new(task, s.max_steps, EndReason::Budget),
+        r: EpisodeResult::new(task_info(task), s.max_steps, EndReason::Budget),
         t0: Instant::now(),
     };
     ep.r.timings.reset_s = reset_s;

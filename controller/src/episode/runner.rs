@@ -10,6 +10,7 @@ use super::{run_episode, Attempt, EpisodeResult, EpisodeSettings, Status};
 use crate::policy::Policy;
 use crate::pool::Pool;
 use crate::task::LoadedTask;
+use protocol::result::{BudgetSummary, RunManifest, RunSettingsRecord, RunTask, FORMAT_VERSION};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -141,29 +142,48 @@ fn write_run_json(
         source,
     };
     std::fs::create_dir_all(&s.out).map_err(fail)?;
-    let mut v = serde_json::json!({
-        "deskenv_version": env!("CARGO_PKG_VERSION"),
-        "settings": s,
-        "tasks": tasks.iter().map(|t| serde_json::json!({
-            "id": t.spec.id, "domain": t.domain, "file": t.path, "sha256": t.sha256,
-        })).collect::<Vec<_>>(),
-        "written_at": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
-    });
-    if let Some(o) = outcome {
-        v["summary"] = s
-            .budgets
+    // The settings go through their typed record, so run.json always
+    // reads back as a RunManifest.
+    let settings = serde_json::to_value(s)
+        .and_then(serde_json::from_value::<RunSettingsRecord>)
+        .map_err(|e| fail(std::io::Error::other(format!("the run's settings: {e}"))))?;
+    let v = RunManifest {
+        format_version: FORMAT_VERSION,
+        deskenv_version: env!("CARGO_PKG_VERSION").into(),
+        settings,
+        tasks: tasks
             .iter()
-            .map(|&b| {
-                let c = Counts::of(o, b);
-                serde_json::json!({
-                    "budget": b, "episodes": c.n, "scored": c.scored, "success": c.success,
-                    "success_rate": c.rate(), "env_error": c.env_errors, "setup_error": c.setup_errors,
-                    "not_run": c.not_run,
-                })
+            .map(|t| RunTask {
+                id: t.spec.id.clone(),
+                domain: t.domain.clone(),
+                file: t.path.clone(),
+                sha256: t.sha256.clone(),
             })
-            .collect();
-        v["stopped"] = o.stopped.clone().into();
-    }
+            .collect(),
+        written_at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+        summary: outcome.map(|o| {
+            s.budgets
+                .iter()
+                .map(|&b| {
+                    let c = Counts::of(o, b);
+                    BudgetSummary {
+                        budget: b,
+                        episodes: c.n,
+                        scored: c.scored,
+                        success: c.success,
+                        success_rate: c.rate(),
+                        env_error: c.env_errors,
+                        setup_error: c.setup_errors,
+                        not_run: c.not_run,
+                    }
+                })
+                .collect()
+        }),
+        stopped: outcome.and_then(|o| o.stopped.clone()),
+    };
     write_atomic(
         &path,
         serde_json::to_string_pretty(&v)
@@ -282,7 +302,8 @@ impl Shared {
             Err(e) => {
                 let cause = format!("no machine: {}", crate::error_chain(&e));
                 self.start_failed(&cause);
-                let mut r = EpisodeResult::env_error(task, budget, cause);
+                let mut r =
+                    EpisodeResult::env_error(crate::episode::task_info(task), budget, cause);
                 r.timings.reset_s = t.elapsed().as_secs_f64();
                 r.timings.total_s = r.timings.reset_s;
                 Ok(r)
@@ -315,7 +336,11 @@ impl Shared {
                 Ok(r) => r,
                 Err(agent_error) => {
                     // The agent could not be made: the agent's failure.
-                    let mut r = EpisodeResult::new(task, budget, super::EndReason::AgentError);
+                    let mut r = EpisodeResult::new(
+                        crate::episode::task_info(task),
+                        budget,
+                        super::EndReason::AgentError,
+                    );
                     r.errors.push(agent_error);
                     r
                 }
@@ -682,11 +707,23 @@ mod tests {
         let path =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../tasks/examples/editor-save-text.json");
         let task = crate::task::load_file(&path).unwrap();
-        let mut ok = EpisodeResult::new(&task, 15, super::super::EndReason::Done);
+        let mut ok = EpisodeResult::new(
+            crate::episode::task_info(&task),
+            15,
+            super::super::EndReason::Done,
+        );
         ok.score = 1.0;
         ok.success = true;
-        let env = EpisodeResult::env_error(&task, 15, "QEMU (pid 1) was killed by signal 9".into());
-        let mut setup = EpisodeResult::new(&task, 15, super::super::EndReason::Budget);
+        let env = EpisodeResult::env_error(
+            crate::episode::task_info(&task),
+            15,
+            "QEMU (pid 1) was killed by signal 9".into(),
+        );
+        let mut setup = EpisodeResult::new(
+            crate::episode::task_info(&task),
+            15,
+            super::super::EndReason::Budget,
+        );
         setup.fault(Status::SetupError, "config[0] failed".into());
         let f = |r: &EpisodeResult| Finished {
             budget: 15,

@@ -174,12 +174,7 @@ impl Decision {
     }
 }
 
-/// Token counts of one model call.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-}
+pub use protocol::result::Usage;
 
 /// An agent's answer to one observation.
 #[derive(Debug, Clone, Default)]

@@ -400,30 +400,24 @@ mod tests {
     use crate::episode::{EndReason, Status};
 
     fn result(task: &str, seed: u64, score: f64) -> EpisodeResult {
-        EpisodeResult {
-            task_id: task.into(),
+        let info = crate::episode::TaskInfo {
+            id: task.into(),
             domain: "d".into(),
-            category: None,
-            status: Status::Scored,
-            cause: None,
-            attempts: vec![],
-            score,
-            success: score >= crate::episode::SUCCESS_THRESHOLD,
-            steps_used: 3,
-            max_steps: 15,
-            seed,
-            end: EndReason::Done,
-            metrics: vec![],
-            errors: vec![],
-            tokens: Default::default(),
-            timings: Default::default(),
-        }
+            ..Default::default()
+        };
+        let mut r = EpisodeResult::new(info, 15, EndReason::Done);
+        r.score = score;
+        r.success = score >= crate::episode::SUCCESS_THRESHOLD;
+        r.steps_used = 3;
+        r.seed = seed;
+        r
     }
 
     fn run(label: &str, results: Vec<EpisodeResult>) -> Run {
         Run {
             dir: label.into(),
             label: label.into(),
+            manifest: None,
             results,
         }
     }

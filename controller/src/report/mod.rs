@@ -8,6 +8,7 @@ pub mod compare;
 pub use compare::{compare, Comparison};
 
 use crate::episode::EpisodeResult;
+use protocol::result::RunManifest;
 use std::path::{Path, PathBuf};
 
 /// The episode results under `dirs` (every `result.json`, at any depth),
@@ -80,6 +81,8 @@ pub struct Run {
     pub dir: PathBuf,
     /// "agent (model), observation" from run.json, else the folder's name.
     pub label: String,
+    /// Its `run.json` (a `tasks check` folder has none).
+    pub manifest: Option<RunManifest>,
     pub results: Vec<EpisodeResult>,
 }
 
@@ -88,40 +91,35 @@ impl Run {
     /// where there is one (a `tasks check` folder has none).
     pub fn load(dir: &Path) -> Result<Run, ReadResultsError> {
         let results = read_results(&[dir.to_path_buf()], false)?;
+        let manifest = manifest_of(dir);
         Ok(Run {
             dir: dir.to_path_buf(),
-            label: label_of(dir),
+            label: label_of(dir, manifest.as_ref()),
+            manifest,
             results,
         })
     }
 }
 
-fn label_of(dir: &Path) -> String {
+/// The run's `run.json`, where it has one that reads.
+pub fn manifest_of(dir: &Path) -> Option<RunManifest> {
+    let text = std::fs::read_to_string(dir.join("run.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+fn label_of(dir: &Path, manifest: Option<&RunManifest>) -> String {
     let folder = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| dir.display().to_string());
-    let Ok(text) = std::fs::read_to_string(dir.join("run.json")) else {
+    let Some(m) = manifest else {
         return folder;
     };
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return folder;
+    let s = &m.settings;
+    let who = if s.agent == s.model {
+        s.agent.clone()
+    } else {
+        format!("{} ({})", s.agent, s.model)
     };
-    let s = &v["settings"];
-    match (s["agent"].as_str(), s["model"].as_str()) {
-        (Some(agent), Some(model)) => {
-            let obs = s["episode"]["observation"].as_str().unwrap_or("");
-            let who = if agent == model {
-                agent.to_string()
-            } else {
-                format!("{agent} ({model})")
-            };
-            if obs.is_empty() {
-                format!("{who} [{folder}]")
-            } else {
-                format!("{who}, {obs} [{folder}]")
-            }
-        }
-        _ => folder,
-    }
+    format!("{who}, {} [{folder}]", s.episode.observation)
 }

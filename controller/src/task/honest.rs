@@ -397,7 +397,7 @@ mod tests {
 
     #[test]
     fn only_the_oracle_may_pass_and_an_unscored_episode_is_never_ok() {
-        let mut r = EpisodeResult::new(&task(), 15, EndReason::Done);
+        let mut r = EpisodeResult::new(crate::episode::task_info(&task()), 15, EndReason::Done);
         r.seed = 2;
         r.score = 1.0;
         assert!(Outcome::from_result(Variant::Oracle, &r).ok());
