@@ -398,6 +398,7 @@ fn shorten(list: &[String]) -> String {
 mod tests {
     use super::*;
     use crate::episode::{EndReason, Status};
+    use std::path::PathBuf;
 
     fn result(task: &str, seed: u64, score: f64) -> EpisodeResult {
         let info = crate::episode::TaskInfo {
@@ -418,6 +419,7 @@ mod tests {
             dir: label.into(),
             label: label.into(),
             manifest: None,
+            episode_dirs: vec![PathBuf::new(); results.len()],
             results,
         }
     }

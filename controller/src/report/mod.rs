@@ -4,6 +4,8 @@
 //! tests from the `stats` crate, said in words.
 
 pub mod compare;
+pub mod failures;
+pub mod summary;
 
 pub use compare::{compare, Comparison};
 
@@ -19,6 +21,17 @@ pub fn read_results(
     dirs: &[PathBuf],
     oracle_only: bool,
 ) -> Result<Vec<EpisodeResult>, ReadResultsError> {
+    Ok(read_episodes(dirs, oracle_only)?
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect())
+}
+
+/// As [`read_results`], with each result's episode folder.
+pub fn read_episodes(
+    dirs: &[PathBuf],
+    oracle_only: bool,
+) -> Result<Vec<(PathBuf, EpisodeResult)>, ReadResultsError> {
     let mut files = vec![];
     for d in dirs {
         if !d.is_dir() {
@@ -35,7 +48,8 @@ pub fn read_results(
         if oracle_only && r.task_id.contains('.') {
             continue;
         }
-        out.push(r);
+        let dir = f.parent().map(Path::to_path_buf).unwrap_or_default();
+        out.push((dir, r));
     }
     if out.is_empty() {
         return Err(ReadResultsError::Empty(dirs.to_vec()));
@@ -84,19 +98,25 @@ pub struct Run {
     /// Its `run.json` (a `tasks check` folder has none).
     pub manifest: Option<RunManifest>,
     pub results: Vec<EpisodeResult>,
+    /// Each result's episode folder (its trajectory and screenshots), in
+    /// the same order.
+    pub episode_dirs: Vec<PathBuf>,
 }
 
 impl Run {
     /// Every result.json under `dir`, and the label from `dir/run.json`
     /// where there is one (a `tasks check` folder has none).
     pub fn load(dir: &Path) -> Result<Run, ReadResultsError> {
-        let results = read_results(&[dir.to_path_buf()], false)?;
+        let (episode_dirs, results) = read_episodes(&[dir.to_path_buf()], false)?
+            .into_iter()
+            .unzip();
         let manifest = manifest_of(dir);
         Ok(Run {
             dir: dir.to_path_buf(),
             label: label_of(dir, manifest.as_ref()),
             manifest,
             results,
+            episode_dirs,
         })
     }
 }
