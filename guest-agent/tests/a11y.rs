@@ -81,9 +81,13 @@ async fn wait_for_app(a11y: &A11y, name: &str, ready: impl Fn(&A11yNode) -> bool
     }
 }
 
+/// The walks here check what the tree holds, not how fast it comes (the
+/// bench measures that): a loaded machine (CI builds the guest image
+/// meanwhile) must not cut them, so their deadline is 60 s, not 10.
 fn opts(app: Option<&str>) -> A11yOptions {
     A11yOptions {
         app: app.map(str::to_string),
+        timeout: Duration::from_secs(60),
         ..A11yOptions::default()
     }
 }
