@@ -560,6 +560,7 @@ mod tests {
 
     fn result(steps: usize, total: f64) -> EpisodeResult {
         let info = crate::episode::TaskInfo {
+            instruction: String::new(),
             id: "t".into(),
             domain: "d".into(),
             ..Default::default()

@@ -65,6 +65,15 @@ pub enum Top {
     /// success, a paired permutation test on scores, and the smallest
     /// difference this many tasks can detect, said in words.
     Compare(CompareArgs),
+    /// Write a report of finished runs to a folder that opens from disk:
+    /// index.html (an overview per run and budget with intervals, charts,
+    /// each run compared with the first, breakdowns by stage, difficulty,
+    /// application and domain, failure analysis, the unscored episodes
+    /// apart), a page per episode (instruction, sub-checks, timings, a
+    /// filmstrip with the actions drawn over the screenshots, the raw
+    /// responses), detailed_results.csv, metrics_summary.csv and
+    /// summary.json. Prints each run's figures.
+    Report(ReportArgs),
     /// What the next run will do on this host, starting nothing: QEMU, the
     /// accelerator decision and why, the image, the ready snapshot, free
     /// disk and memory.
@@ -94,6 +103,30 @@ pub struct CompareArgs {
     /// Write the comparison as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
+}
+
+/// `deskenv report`.
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Run output folders (`deskenv run --out` or `tasks check --out`);
+    /// the first is the one the others are compared with.
+    #[arg(required = true)]
+    pub runs: Vec<PathBuf>,
+    /// The report's folder (made if missing; files in it are replaced).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Dollars per million tokens, for the cost column.
+    #[arg(long)]
+    pub price_per_mtok: Option<f64>,
+    /// Bootstrap resamples.
+    #[arg(long, default_value_t = 10_000)]
+    pub resamples: usize,
+    /// The bootstrap's RNG seed (printed with the intervals).
+    #[arg(long, default_value_t = stats::DEFAULT_SEED)]
+    pub seed: u64,
+    /// Print summary.json's figures as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `--provider`: [`controller::provider::Kind`].

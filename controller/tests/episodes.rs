@@ -144,6 +144,57 @@ fn the_oracle_solves_every_example_and_noop_solves_none() {
         text.contains("same success rate") && text.contains("no significant difference at 0.05"),
         "{text}"
     );
+
+    // The two runs as a report: a page per episode with the VM's
+    // screenshots beside it, every noop episode's failure analysed.
+    let report = tmp.path().join("report");
+    let o = deskenv()
+        .args([
+            "report",
+            scripted.to_str().unwrap(),
+            noop.to_str().unwrap(),
+            "--out",
+            report.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = output_text(&o);
+    assert!(o.status.success(), "deskenv report failed:\n{text}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["pages"], 12, "{text}");
+    assert!(summary["screenshots"].as_u64().unwrap() >= 12, "{text}");
+    let failures = summary["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 6, "{summary:#}");
+    assert!(
+        failures.iter().all(|f| f[0] == 1),
+        "only noop fails: {summary:#}"
+    );
+    let detailed = std::fs::read_to_string(report.join("detailed_results.csv")).unwrap();
+    assert_eq!(detailed.lines().count(), 13, "{detailed}");
+    let index = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(index.contains("R1 vs R2") && !index.contains("not compared"));
+    // Each page's screenshots are the guest's 1920×1080 PNGs.
+    let mut pngs = 0;
+    for run in ["r1", "r2"] {
+        for page in std::fs::read_dir(report.join("episodes").join(run)).unwrap() {
+            for f in std::fs::read_dir(page.unwrap().path()).unwrap() {
+                let f = f.unwrap().path();
+                if f.extension().is_some_and(|e| e == "png") {
+                    let bytes = std::fs::read(&f).unwrap();
+                    assert_eq!(
+                        controller::report::failures::png_size(&bytes),
+                        Some((1920, 1080)),
+                        "{}",
+                        f.display()
+                    );
+                    pngs += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(pngs as u64, summary["screenshots"].as_u64().unwrap());
 }
 
 #[test]

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The version of the files below. 1: the first versioned files (adds
-/// `format_version`, `difficulty`, `related_apps`, `repeat`).
+/// `format_version`, `instruction`, `difficulty`, `related_apps`, `repeat`).
 pub const FORMAT_VERSION: u32 = 1;
 
 /// Token counts of one model call, or of an episode.
@@ -21,6 +21,7 @@ pub struct Usage {
 #[derive(Debug, Clone, Default)]
 pub struct TaskInfo {
     pub id: String,
+    pub instruction: String,
     pub domain: String,
     pub category: Option<String>,
     pub difficulty: Option<String>,
@@ -147,6 +148,9 @@ pub struct EpisodeResult {
     #[serde(default)]
     pub format_version: u32,
     pub task_id: String,
+    /// The instruction the agent was given (absent in older files).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub instruction: String,
     pub domain: String,
     pub category: Option<String>,
     /// The task's `difficulty` and `related_apps` (absent in older files).
@@ -192,6 +196,7 @@ impl EpisodeResult {
         EpisodeResult {
             format_version: FORMAT_VERSION,
             task_id: task.id,
+            instruction: task.instruction,
             domain: task.domain,
             category: task.category,
             difficulty: task.difficulty,
@@ -374,6 +379,7 @@ mod tests {
     #[test]
     fn a_result_and_a_trajectory_line_round_trip() {
         let info = TaskInfo {
+            instruction: String::new(),
             id: "t".into(),
             domain: "d".into(),
             difficulty: Some("hard".into()),

@@ -4,6 +4,7 @@
 mod bench;
 mod compare;
 mod image;
+mod report;
 mod run;
 mod serve;
 mod snapshot;
@@ -39,6 +40,7 @@ pub async fn dispatch(cache: &Path, command: Top) -> anyhow::Result<Exit> {
         Top::Run(args) => run::command(cache, args).await,
         Top::Serve(args) => serve::command(cache, args).await,
         Top::Compare(args) => compare::command(args),
+        Top::Report(args) => report::command(args),
         Top::Doctor { json, vm } => doctor(cache, json, &vm),
         Top::Tasks(TasksCmd::Validate { paths, quiet }) => tasks::validate(&paths, quiet),
         Top::Tasks(TasksCmd::List { paths }) => tasks::list(&paths),

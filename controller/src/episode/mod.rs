@@ -132,6 +132,7 @@ pub use protocol::result::{
 pub fn task_info(task: &LoadedTask) -> TaskInfo {
     TaskInfo {
         id: task.spec.id.clone(),
+        instruction: task.spec.instruction.clone(),
         domain: task.domain.clone(),
         category: task.spec.category.clone(),
         difficulty: task.spec.difficulty.clone(),

@@ -402,6 +402,7 @@ mod tests {
 
     fn result(task: &str, seed: u64, score: f64) -> EpisodeResult {
         let info = crate::episode::TaskInfo {
+            instruction: String::new(),
             id: task.into(),
             domain: "d".into(),
             ..Default::default()

@@ -5,9 +5,13 @@
 
 pub mod compare;
 pub mod failures;
+pub mod html;
 pub mod summary;
+pub mod svg;
+pub mod write;
 
 pub use compare::{compare, Comparison};
+pub use write::{write_report, Report, ReportError, ReportOptions};
 
 use crate::episode::EpisodeResult;
 use protocol::result::RunManifest;

@@ -113,7 +113,7 @@ fn median(mut xs: Vec<f64>) -> f64 {
     stats::quantile(&xs, 0.5)
 }
 
-fn end_name(e: EndReason) -> String {
+pub(super) fn end_name(e: EndReason) -> String {
     serde_json::to_value(e)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
@@ -216,8 +216,9 @@ impl BudgetSummary {
                 })
                 .map(|r| format!("{}: environment error", episode_key(r))),
         );
-        let agent_s =
-            |r: &EpisodeResult| r.timings.steps.iter().map(|s| s.agent_ms).sum::<f64>() / 1000.0;
+        let agent_s = |r: &EpisodeResult| {
+            r.timings.steps.iter().map(|s| s.agent_ms).sum::<f64>() / 1000.0 + 0.0
+        };
         let latency = Latency {
             episode_median_s: median(scored.iter().map(|r| r.timings.total_s).collect()),
             agent_median_s: median(scored.iter().map(|r| agent_s(r)).collect()),
@@ -410,6 +411,7 @@ mod tests {
 
     pub(crate) fn result(task: &str, budget: usize, score: f64, apps: &[&str]) -> EpisodeResult {
         let info = TaskInfo {
+            instruction: String::new(),
             id: task.into(),
             domain: "ds".into(),
             category: Some(
