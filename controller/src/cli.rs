@@ -258,6 +258,19 @@ pub struct RunArgs {
     /// answering, a setup step failed on a healthy machine).
     #[arg(long, default_value_t = 2)]
     pub retries: u32,
+    /// Run every task K times per budget, each on a fresh machine; the
+    /// results record their repeat (in `repeat-<r>/` folders) and the
+    /// report gives pass@k.
+    #[arg(long, default_value_t = 1)]
+    pub repeats: u32,
+    /// With --repeats: repeat r uses seed + r − 1 (other generated data)
+    /// instead of the same seed.
+    #[arg(long)]
+    pub vary_seed: bool,
+    /// Record each episode's steps to recording.mp4 in its folder (the
+    /// guest's ffmpeg), at FPS frames per second (5 if no value is given).
+    #[arg(long, num_args = 0..=1, default_missing_value = "5", value_name = "FPS")]
+    pub record: Option<u32>,
     /// Output folder (OSWorld's layout); rerunning the same command into
     /// the same folder resumes.
     #[arg(long, default_value = RUN_OUT)]

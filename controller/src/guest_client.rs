@@ -263,6 +263,27 @@ impl GuestClient {
             .await
     }
 
+    /// Starts the guest's screen recording (ffmpeg x11grab to an mp4).
+    pub async fn recording_start(
+        &self,
+        req: &protocol::api::RecordingStart,
+    ) -> Result<protocol::api::RecordingStatus, GuestError> {
+        let r = self
+            .http
+            .post(format!("{}/v1/recording/start", self.base))
+            .json(req);
+        self.send("POST /v1/recording/start", r, Duration::from_secs(15))
+            .await
+    }
+
+    /// Stops the recording and finalizes its mp4 (the agent waits up to
+    /// 15 s for ffmpeg, then signals it).
+    pub async fn recording_stop(&self) -> Result<protocol::api::RecordingStatus, GuestError> {
+        let r = self.http.post(format!("{}/v1/recording/stop", self.base));
+        self.send("POST /v1/recording/stop", r, Duration::from_secs(40))
+            .await
+    }
+
     /// Waits until the guest is idle (CPU, and the screen unless
     /// `req.screen` is false) or `req.max_ms` passes; `idle: false` then.
     pub async fn idle(&self, req: &IdleRequest) -> Result<IdleReport, GuestError> {

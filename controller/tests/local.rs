@@ -433,6 +433,8 @@ async fn the_editor_task_is_solved_by_the_oracle_and_not_by_noop() {
             parallel: 1,
             retries: 0,
             environment: environment.clone(),
+            repeats: 1,
+            vary_seed: false,
         });
         let make_agent: runner::PolicyFactory = if agent == "scripted" {
             Arc::new(|| Ok(Box::new(controller::policy::scripted::ScriptedPolicy::default()) as _))
@@ -472,6 +474,100 @@ async fn the_editor_task_is_solved_by_the_oracle_and_not_by_noop() {
         assert_eq!(run["settings"]["environment"]["kind"], "local");
         assert!(ours().is_empty(), "{:?}", ours());
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a desktop (Xvfb, AT-SPI, ffmpeg): scripts/test.sh runs it with --include-ignored"]
+async fn repeats_are_fresh_episodes_with_recordings_and_the_report_shows_them() {
+    use controller::episode::{runner, EpisodeSettings, SettleMode};
+    use controller::report::{summary::summarize, write_report, ReportOptions, Run};
+    let _turn = turn().await;
+    if !home_usable() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let task_file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tasks/examples/editor-save-text.json");
+    let task = controller::task::load_file(&task_file).unwrap();
+    let p = Arc::new(provider(cache.path()));
+    let environment = p.describe();
+    let pool = Arc::new(controller::pool::Pool::new(p, 1).unwrap());
+    let settings = Arc::new(runner::RunSettings {
+        out: out.path().join("run"),
+        model: "scripted".into(),
+        agent: "scripted".into(),
+        budgets: vec![15],
+        episode: EpisodeSettings {
+            time_limit: Duration::from_secs(120),
+            settle: SettleMode::Adaptive,
+            record_fps: Some(5),
+            ..EpisodeSettings::new(Default::default(), Default::default(), 15)
+        },
+        provider: controller::provider::Kind::Local,
+        parallel: 1,
+        retries: 0,
+        environment,
+        repeats: 2,
+        vary_seed: true,
+    });
+    let finished = runner::run(
+        pool,
+        settings.clone(),
+        vec![task.clone()],
+        Arc::new(|| Ok(Box::new(controller::policy::scripted::ScriptedPolicy::default()) as _)),
+        Arc::new(|l: &str| eprintln!("{l}")),
+    )
+    .await
+    .unwrap();
+    assert_eq!(finished.finished.len(), 2);
+    for repeat in [1u32, 2] {
+        let dir = runner::task_dir(&settings, 15, repeat, &task);
+        assert!(
+            dir.ends_with(format!("repeat-{repeat}")),
+            "{}",
+            dir.display()
+        );
+        let r: controller::episode::EpisodeResult =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap())
+                .unwrap();
+        assert!(r.success, "repeat {repeat}: {r:#?}");
+        assert_eq!((r.repeat, r.seed), (Some(repeat), u64::from(repeat)));
+        let mp4 = std::fs::read(dir.join("recording.mp4"))
+            .unwrap_or_else(|e| panic!("repeat {repeat}: no recording.mp4 ({e}): {:?}", r.errors));
+        assert!(
+            mp4.len() > 1000 && &mp4[4..8] == b"ftyp",
+            "repeat {repeat}: not an mp4 ({} bytes)",
+            mp4.len()
+        );
+        assert!(r.timings.recording_s > 0.0);
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+    }
+    let run_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(settings.out.join("run.json")).unwrap())
+            .unwrap();
+    assert_eq!(run_json["settings"]["repeats"], 2);
+    assert_eq!(run_json["settings"]["episode"]["record_fps"], 5);
+
+    let run = Run::load(&settings.out).unwrap();
+    let s = summarize(&run, None, &stats::Bootstrap::default()).unwrap();
+    assert_eq!(s.budgets[0].pass_at_k, vec![(1, 1.0), (2, 1.0)]);
+    let report = out.path().join("report");
+    let opts = ReportOptions {
+        price_per_mtok: None,
+        boot: stats::Bootstrap::default(),
+    };
+    let rep = write_report(&[run], &report, &opts).unwrap();
+    assert_eq!(rep.pages, 2);
+    let pages: Vec<_> = std::fs::read_dir(report.join("episodes/r1"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    for p in pages {
+        let html = std::fs::read_to_string(p.join("index.html")).unwrap();
+        assert!(html.contains("<video controls") && p.join("recording.mp4").is_file());
+    }
+    assert!(ours().is_empty(), "{:?}", ours());
 }
 
 /// Not a test by itself: the controller that

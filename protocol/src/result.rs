@@ -113,6 +113,10 @@ pub struct StepTimings {
     pub settle_ms: f64,
 }
 
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
 /// Where the time went (seconds unless named).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct EpisodeTimings {
@@ -126,6 +130,9 @@ pub struct EpisodeTimings {
     #[serde(default)]
     pub idle: Option<bool>,
     pub postconfig_s: f64,
+    /// Stopping the screen recording and fetching it (`--record`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub recording_s: f64,
     pub eval_s: f64,
     pub total_s: f64,
 }

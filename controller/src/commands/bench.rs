@@ -34,6 +34,9 @@ pub async fn episodes(
         episode: defaults(),
         parallel: 1,
         retries: 0,
+        repeats: 1,
+        vary_seed: false,
+        record: None,
         out: out.clone(),
         machines,
     };

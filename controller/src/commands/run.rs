@@ -64,6 +64,12 @@ pub async fn run_tasks(cache: &Path, a: RunArgs) -> anyhow::Result<RunOutcome> {
     if e.max_steps.is_empty() || e.max_steps.contains(&0) {
         bail!("--max-steps: expected positive step budgets, e.g. 15 or 15,30,50");
     }
+    if a.repeats == 0 {
+        bail!("--repeats: expected 1 or more");
+    }
+    if a.record.is_some_and(|f| f == 0 || f > 30) {
+        bail!("--record: expected 1 to 30 frames per second");
+    }
     if !(0.0..=600.0).contains(&e.idle_cap) {
         bail!("--idle-cap: expected seconds from 0 to 600");
     }
@@ -83,17 +89,25 @@ pub async fn run_tasks(cache: &Path, a: RunArgs) -> anyhow::Result<RunOutcome> {
             idle_cap: Duration::from_secs_f64(e.idle_cap),
             faults,
             seed: e.seed,
+            record_fps: a.record,
             ..EpisodeSettings::new(e.observation, e.action_space, e.max_steps[0])
         },
         provider: a.machines.provider,
         parallel: a.parallel,
         retries: a.retries,
         environment,
+        repeats: a.repeats,
+        vary_seed: a.vary_seed,
     });
     println!(
-        "{} task(s) × {} budget(s), {} at a time, into {}",
+        "{} task(s) × {} budget(s){}, {} at a time, into {}",
         tasks.len(),
         e.max_steps.len(),
+        if a.repeats > 1 {
+            format!(" × {} repeats", a.repeats)
+        } else {
+            String::new()
+        },
         a.parallel,
         a.out.display()
     );

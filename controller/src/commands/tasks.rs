@@ -154,6 +154,8 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
             parallel: a.parallel,
             retries: a.retries,
             environment: environment.clone(),
+            repeats: 1,
+            vary_seed: false,
         })
     };
     let scripted: runner::PolicyFactory =

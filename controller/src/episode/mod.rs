@@ -92,6 +92,10 @@ pub struct EpisodeSettings {
     /// episode runs its generators.
     #[serde(skip)]
     pub generate_cache: Option<std::path::PathBuf>,
+    /// Record the agent's steps to `recording.mp4` in the episode folder
+    /// at this many frames per second (the guest's ffmpeg; `--record`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_fps: Option<u32>,
 }
 
 impl EpisodeSettings {
@@ -113,9 +117,13 @@ impl EpisodeSettings {
             seed: DEFAULT_SEED,
             plant: Default::default(),
             generate_cache: None,
+            record_fps: None,
         }
     }
 }
+
+/// Where the guest writes an episode's recording.
+pub const GUEST_RECORDING: &str = "/tmp/deskenv-episode.mp4";
 
 /// The seed of `deskenv run` without `--seed`.
 pub const DEFAULT_SEED: u64 = 1;
@@ -740,8 +748,12 @@ pub async fn run_episode(
         ep.r.errors.push(e.to_string());
         return ep.finish();
     }
+    let recording = ep.start_recording().await;
     let last = ep.step_loop(policy, &mut traj).await;
     policy.finished(ep.r.end);
+    if recording {
+        ep.stop_recording().await;
+    }
     if ep.r.status != Status::Scored || ep.r.end == EndReason::AgentError {
         return ep.finish();
     }
@@ -760,6 +772,53 @@ pub async fn run_episode(
 }
 
 impl Episode<'_> {
+    /// Starts the screen recording when the settings ask for one; whether
+    /// it runs. A recording that fails to start is noted in the result's
+    /// errors and the episode goes on: it is evidence, not a score.
+    async fn start_recording(&mut self) -> bool {
+        let Some(fps) = self.s.record_fps else {
+            return false;
+        };
+        let req = protocol::api::RecordingStart {
+            path: Some(GUEST_RECORDING.into()),
+            fps: Some(fps),
+        };
+        match self.machine.guest().recording_start(&req).await {
+            Ok(_) => true,
+            Err(e) => {
+                self.r.errors.push(format!("recording: not started: {e}"));
+                false
+            }
+        }
+    }
+
+    /// Stops the recording and fetches it into `recording.mp4`; its time
+    /// is `timings.recording_s`. On a machine that is unwell it is left.
+    async fn stop_recording(&mut self) {
+        if self.r.status != Status::Scored {
+            return;
+        }
+        let t = Instant::now();
+        let client = self.machine.guest();
+        let fetched = match client.recording_stop().await {
+            Ok(st) => client.get_file(&st.path).await.map(|b| (st.path, b)),
+            Err(e) => Err(e),
+        };
+        match fetched {
+            Ok((_, Some(bytes))) => {
+                if let Err(e) = write_file(&self.dir.join("recording.mp4"), &bytes) {
+                    self.r.errors.push(format!("recording: {e}"));
+                }
+            }
+            Ok((path, None)) => self
+                .r
+                .errors
+                .push(format!("recording: the guest wrote no file at {path}")),
+            Err(e) => self.r.errors.push(format!("recording: {e}")),
+        }
+        self.r.timings.recording_s = t.elapsed().as_secs_f64();
+    }
+
     /// The evaluator's postconfig steps (save the file, close the app).
     /// A failure on a machine that is fine is the agent's (scored); on a
     /// broken or unreachable one it is an environment fault.

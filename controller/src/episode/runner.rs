@@ -32,6 +32,12 @@ pub struct RunSettings {
     pub retries: u32,
     /// What run.json records about the environment (image digest, …).
     pub environment: serde_json::Value,
+    /// Episodes per task and budget, each on a fresh machine (`--repeats`;
+    /// 1: once). With more than one, each goes in `repeat-<r>/` under
+    /// the task's folder and its result records `repeat`.
+    pub repeats: u32,
+    /// Repeat r uses seed + r − 1 instead of the same seed (`--vary-seed`).
+    pub vary_seed: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +57,8 @@ pub enum RunError {
 #[derive(Debug, Clone)]
 pub struct Finished {
     pub budget: usize,
+    /// 1 unless the run repeats tasks.
+    pub repeat: u32,
     pub result: EpisodeResult,
     pub resumed: bool,
 }
@@ -85,13 +93,31 @@ impl RunOutcome {
 /// Builds a fresh agent per episode.
 pub type PolicyFactory = Arc<dyn Fn() -> Result<Box<dyn Policy>, String> + Send + Sync>;
 
-fn task_dir(s: &RunSettings, budget: usize, t: &LoadedTask) -> PathBuf {
+/// The episode's folder: the task's, and `repeat-<r>/` in it when the run
+/// repeats tasks.
+pub fn task_dir(s: &RunSettings, budget: usize, repeat: u32, t: &LoadedTask) -> PathBuf {
     let model = if s.budgets.len() > 1 {
         format!("{}-steps{budget}", s.model)
     } else {
         s.model.clone()
     };
-    episode_dir(&s.out, &s.episode, &model, t)
+    let dir = episode_dir(&s.out, &s.episode, &model, t);
+    if s.repeats > 1 {
+        dir.join(format!("repeat-{repeat}"))
+    } else {
+        dir
+    }
+}
+
+impl RunSettings {
+    /// The seed of repeat `r` (1-based).
+    pub fn seed_of(&self, repeat: u32) -> u64 {
+        if self.vary_seed {
+            self.episode.seed + u64::from(repeat.saturating_sub(1))
+        } else {
+            self.episode.seed
+        }
+    }
 }
 
 /// `<out>/<action_space>/<observation>/<model>/<domain>/<task>/`, each
@@ -283,6 +309,7 @@ impl Shared {
         &self,
         task: &LoadedTask,
         budget: usize,
+        repeat: u32,
         dir: &Path,
         n: u32,
     ) -> Result<EpisodeResult, String> {
@@ -295,6 +322,7 @@ impl Shared {
                 let mut ep = self.s.episode.clone();
                 ep.max_steps = budget;
                 ep.attempt = n;
+                ep.seed = self.s.seed_of(repeat);
                 let r = run_episode(lease.machine(), task, agent.as_mut(), &ep, dir, reset_s).await;
                 lease.release().await;
                 Ok(r)
@@ -304,6 +332,7 @@ impl Shared {
                 self.start_failed(&cause);
                 let mut r =
                     EpisodeResult::env_error(crate::episode::task_info(task), budget, cause);
+                r.seed = self.s.seed_of(repeat);
                 r.timings.reset_s = t.elapsed().as_secs_f64();
                 r.timings.total_s = r.timings.reset_s;
                 Ok(r)
@@ -316,6 +345,7 @@ impl Shared {
         &self,
         task: &LoadedTask,
         budget: usize,
+        repeat: u32,
         dir: &Path,
     ) -> Result<Option<EpisodeResult>, RunError> {
         let io = |what: &'static str, path: &Path| {
@@ -332,7 +362,7 @@ impl Shared {
             // retry, only the attempts kept so far stay.
             clear_dir(dir, n == 1).map_err(io("clearing", dir))?;
             let t = Instant::now();
-            let mut r = match self.attempt(task, budget, dir, n).await {
+            let mut r = match self.attempt(task, budget, repeat, dir, n).await {
                 Ok(r) => r,
                 Err(agent_error) => {
                     // The agent could not be made: the agent's failure.
@@ -342,9 +372,11 @@ impl Shared {
                         super::EndReason::AgentError,
                     );
                     r.errors.push(agent_error);
+                    r.seed = self.s.seed_of(repeat);
                     r
                 }
             };
+            r.repeat = (self.s.repeats > 1).then_some(repeat);
             if r.is_scored() || n > self.s.retries || self.stopped().is_some() {
                 r.attempts = attempts;
                 return Ok(Some(r));
@@ -372,6 +404,10 @@ impl Shared {
 
     /// The progress line of a finished episode.
     fn line(&self, budget: usize, result: &EpisodeResult) -> String {
+        let name = match result.repeat {
+            Some(r) => format!("{} repeat {r}", result.task_id),
+            None => result.task_id.clone(),
+        };
         let mut d = self.done.lock().unwrap_or_else(|e| e.into_inner());
         d.0 += 1;
         d.1 += result.success as usize;
@@ -402,7 +438,7 @@ impl Shared {
             "[{}/{}] {} (steps {budget}): {outcome}{retried} in {:.1}s, {:?} after {} step(s){note}; success so far {}/{}; ETA {:.0}s",
             d.0,
             self.total,
-            result.task_id,
+            name,
             result.timings.total_s,
             result.end,
             result.steps_used,
@@ -444,8 +480,10 @@ pub async fn run(
     write_run_json(&s, &tasks, None)?;
     let mut jobs = Vec::new();
     for &budget in &s.budgets {
-        for t in &tasks {
-            jobs.push((budget, t.clone()));
+        for repeat in 1..=s.repeats.max(1) {
+            for t in &tasks {
+                jobs.push((budget, repeat, t.clone()));
+            }
         }
     }
     let shared = Arc::new(Shared {
@@ -461,8 +499,13 @@ pub async fn run(
     let total = jobs.len();
     let mut handles = Vec::new();
     let sem = Arc::new(tokio::sync::Semaphore::new(pool.parallel()));
-    for (budget, task) in jobs {
-        let dir = task_dir(&s, budget, &task);
+    for (budget, repeat, task) in jobs {
+        let dir = task_dir(&s, budget, repeat, &task);
+        let name = if s.repeats > 1 {
+            format!("{} repeat {repeat}", task.spec.id)
+        } else {
+            task.spec.id.clone()
+        };
         if let Ok(text) = std::fs::read_to_string(dir.join("result.json")) {
             if let Ok(result) = serde_json::from_str::<EpisodeResult>(&text) {
                 if result.is_scored() {
@@ -470,12 +513,13 @@ pub async fn run(
                     d.0 += 1;
                     d.1 += result.success as usize;
                     (shared.progress)(&format!(
-                        "[{}/{total}] {} (steps {budget}): finished before, skipped (score {:.2})",
-                        d.0, task.spec.id, result.score
+                        "[{}/{total}] {name} (steps {budget}): finished before, skipped (score {:.2})",
+                        d.0, result.score
                     ));
                     handles.push(tokio::spawn(async move {
                         Ok::<_, RunError>(Ok(Finished {
                             budget,
+                            repeat,
                             result,
                             resumed: true,
                         }))
@@ -483,8 +527,7 @@ pub async fn run(
                     continue;
                 }
                 (shared.progress)(&format!(
-                    "      {} (steps {budget}): the earlier result has no score ({}: {}); running it again",
-                    task.spec.id,
+                    "      {name} (steps {budget}): the earlier result has no score ({}: {}); running it again",
                     result.status.as_str(),
                     result.cause.as_deref().unwrap_or("-")
                 ));
@@ -497,8 +540,8 @@ pub async fn run(
                 .acquire_owned()
                 .await
                 .expect("the run's semaphore is never closed");
-            let Some(result) = shared.episode(&task, budget, &dir).await? else {
-                return Ok(Err((budget, task.spec.id.clone())));
+            let Some(result) = shared.episode(&task, budget, repeat, &dir).await? else {
+                return Ok(Err((budget, name)));
             };
             write_result(&dir, &result).map_err(|source| RunError::Write {
                 what: "writing the result into",
@@ -508,6 +551,7 @@ pub async fn run(
             (shared.progress)(&shared.line(budget, &result));
             Ok(Ok(Finished {
                 budget,
+                repeat,
                 result,
                 resumed: false,
             }))
@@ -727,6 +771,7 @@ mod tests {
         setup.fault(Status::SetupError, "config[0] failed".into());
         let f = |r: &EpisodeResult| Finished {
             budget: 15,
+            repeat: 1,
             result: r.clone(),
             resumed: false,
         };

@@ -102,12 +102,19 @@ pub struct Comparison {
     pub bootstrap_seed: u64,
 }
 
-fn key_of(r: &EpisodeResult) -> (String, u64) {
-    (r.task_id.clone(), r.seed)
+/// An episode's pairing key: task id, seed and repeat (0 without).
+type Key = (String, u64, u32);
+
+fn key_of(r: &EpisodeResult) -> Key {
+    (r.task_id.clone(), r.seed, r.repeat.unwrap_or(0))
 }
 
-fn name_of(k: &(String, u64)) -> String {
-    format!("{} (seed {})", k.0, k.1)
+fn name_of(k: &Key) -> String {
+    if k.2 == 0 {
+        format!("{} (seed {})", k.0, k.1)
+    } else {
+        format!("{} (seed {}, repeat {})", k.0, k.1, k.2)
+    }
 }
 
 fn budgets(run: &Run) -> BTreeSet<usize> {
@@ -132,7 +139,7 @@ pub fn compare(a: &Run, b: &Run, boot: &Bootstrap) -> Result<Vec<Comparison>, Co
         .collect()
 }
 
-fn at_budget(run: &Run, budget: usize) -> BTreeMap<(String, u64), &EpisodeResult> {
+fn at_budget(run: &Run, budget: usize) -> BTreeMap<Key, &EpisodeResult> {
     run.results
         .iter()
         .filter(|r| r.max_steps == budget)
@@ -158,8 +165,7 @@ fn compare_budget(
             }
         }
     }
-    let only = |x: &BTreeMap<(String, u64), &EpisodeResult>,
-                y: &BTreeMap<(String, u64), &EpisodeResult>| {
+    let only = |x: &BTreeMap<Key, &EpisodeResult>, y: &BTreeMap<Key, &EpisodeResult>| {
         x.keys()
             .filter(|k| !y.contains_key(*k))
             .map(name_of)
@@ -167,7 +173,7 @@ fn compare_budget(
     };
     let (only_in_a, only_in_b) = (only(&ma, &mb), only(&mb, &ma));
     if pairs.is_empty() {
-        let example = |m: &BTreeMap<(String, u64), &EpisodeResult>| {
+        let example = |m: &BTreeMap<Key, &EpisodeResult>| {
             m.keys()
                 .next()
                 .map(name_of)

@@ -148,15 +148,15 @@ fn rows(
     Ok(out)
 }
 
-/// pass@k for k = 1..=max repeats, over tasks (task id and seed) that ran
-/// that many times or more.
+/// pass@k for k = 1..=max repeats, over tasks that ran that many times
+/// or more (by task id: the repeats of `--vary-seed` have other seeds).
 fn pass_at_k(scored: &[&EpisodeResult]) -> Result<Vec<(usize, f64)>, StatsError> {
-    let mut per_task: BTreeMap<(String, u64), (usize, usize)> = BTreeMap::new();
+    let mut per_task: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for r in scored {
         if r.repeat.is_none() {
             continue;
         }
-        let e = per_task.entry((r.task_id.clone(), r.seed)).or_default();
+        let e = per_task.entry(r.task_id.clone()).or_default();
         e.0 += 1;
         e.1 += usize::from(r.success);
     }
