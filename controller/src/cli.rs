@@ -267,6 +267,12 @@ pub struct RunArgs {
     /// instead of the same seed.
     #[arg(long)]
     pub vary_seed: bool,
+    /// With several budgets (--max-steps 15,30,50): run each task once, at
+    /// the largest budget, save the machine's state after each smaller
+    /// budget's last step, and evaluate each smaller budget on a machine
+    /// started from its checkpoint (needs the qemu provider).
+    #[arg(long)]
+    pub checkpoints: bool,
     /// Record each episode's steps to recording.mp4 in its folder (the
     /// guest's ffmpeg), at FPS frames per second (5 if no value is given).
     #[arg(long, num_args = 0..=1, default_missing_value = "5", value_name = "FPS")]

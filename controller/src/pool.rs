@@ -63,6 +63,26 @@ impl Pool {
         })
     }
 
+    /// Waits for a free slot, then starts a machine from the checkpoint
+    /// in `dir` ([`Provider::start_from_checkpoint`]).
+    pub async fn acquire_from(&self, dir: &std::path::Path) -> Result<Lease, ProviderError> {
+        let permit = self
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the pool's semaphore is never closed");
+        let n = self.counter.fetch_add(1, Ordering::Relaxed);
+        let machine = self
+            .provider
+            .start_from_checkpoint(&format!("pool{n}"), dir)
+            .await?;
+        Ok(Lease {
+            machine: Some(machine),
+            _permit: permit,
+        })
+    }
+
     /// Slots in use.
     pub fn in_use(&self) -> usize {
         self.parallel - self.permits.available_permits()

@@ -345,3 +345,85 @@ fn an_agent_server_over_http_solves_a_task() {
         seen[0]
     );
 }
+
+#[test]
+#[ignore = "needs a VM image (deskenv image build): scripts/test.sh runs it with --include-ignored"]
+fn checkpoints_score_each_budget_as_a_separate_run_does() {
+    // editor-save-text saves at step 3 of 5 (so budget 2 fails and 3
+    // passes); csv-mean-terminal is done by step 3 (its budget 3 is the
+    // episode's own result).
+    let tmp = tempfile::tempdir().unwrap();
+    let tasks = [
+        suite().join("editor-save-text.json"),
+        suite().join("csv-mean-terminal.json"),
+    ];
+    let run_with = |name: &str, extra: &[&str]| {
+        let out = tmp.path().join(name);
+        let t = Instant::now();
+        let o = deskenv()
+            .args(["run", "--tasks"])
+            .args(&tasks)
+            .args(["--agent", "scripted", "--max-steps", "2,3,15", "--out"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = output_text(&o);
+        assert!(o.status.success(), "deskenv run {extra:?} failed:\n{text}");
+        let scores: std::collections::BTreeMap<(String, u64), serde_json::Value> = results(&out)
+            .into_iter()
+            .map(|(_, r)| {
+                (
+                    (
+                        r["task_id"].as_str().unwrap().to_string(),
+                        r["max_steps"].as_u64().unwrap(),
+                    ),
+                    r,
+                )
+            })
+            .collect();
+        (out, scores, t.elapsed().as_secs_f64(), text)
+    };
+    let (_, separate, separate_s, text) = run_with("separate", &[]);
+    assert_eq!(separate.len(), 6, "{text}");
+    let (out, cut, cut_s, text) = run_with("checkpoints", &["--checkpoints"]);
+    assert_eq!(cut.len(), 6, "{text}");
+    eprintln!(
+        "separate runs {separate_s:.1} s, one episode per task with checkpoints {cut_s:.1} s ({:.2}× less time)",
+        separate_s / cut_s
+    );
+    for (k, a) in &separate {
+        let b = &cut[k];
+        assert_eq!(
+            (a["status"].as_str(), a["score"].as_f64()),
+            (b["status"].as_str(), b["score"].as_f64()),
+            "{k:?}: a separate run and the checkpoint differ:\n{a:#}\n{b:#}"
+        );
+        if k.1 < 15 {
+            assert_eq!(b["from_checkpoint"]["episode_budget"], 15, "{b:#}");
+        } else {
+            assert!(b.get("from_checkpoint").is_none(), "{b:#}");
+        }
+    }
+    let editor = |b: u64| {
+        separate[&("editor-save-text".to_string(), b)]["score"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(
+        editor(2) < 0.95 && editor(15) >= 0.95,
+        "budget 2 must fall short: {separate:#?}"
+    );
+    let restored = cut
+        .values()
+        .filter(|r| r["from_checkpoint"]["kind"] == "checkpoint");
+    assert!(restored.count() >= 2, "{cut:#?}");
+    // The episode recorded its saves, and its checkpoint folders are gone.
+    let full = &cut[&("editor-save-text".to_string(), 15)];
+    assert_eq!(full["checkpoints"].as_array().unwrap().len(), 2, "{full:#}");
+    let leftover: Vec<_> = results(&out)
+        .into_iter()
+        .filter(|(p, _)| p.parent().unwrap().join("checkpoints").exists())
+        .collect();
+    assert!(leftover.is_empty(), "{leftover:?}");
+}

@@ -435,6 +435,7 @@ async fn the_editor_task_is_solved_by_the_oracle_and_not_by_noop() {
             environment: environment.clone(),
             repeats: 1,
             vary_seed: false,
+            checkpoints: false,
         });
         let make_agent: runner::PolicyFactory = if agent == "scripted" {
             Arc::new(|| Ok(Box::new(controller::policy::scripted::ScriptedPolicy::default()) as _))
@@ -510,6 +511,7 @@ async fn repeats_are_fresh_episodes_with_recordings_and_the_report_shows_them() 
         environment,
         repeats: 2,
         vary_seed: true,
+        checkpoints: false,
     });
     let finished = runner::run(
         pool,

@@ -130,6 +130,10 @@ pub struct EpisodeTimings {
     #[serde(default)]
     pub idle: Option<bool>,
     pub postconfig_s: f64,
+    /// Saving checkpoints for smaller budgets (`--checkpoints`); not in
+    /// any step's time.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub checkpoint_s: f64,
     /// Stopping the screen recording and fetching it (`--record`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub recording_s: f64,
@@ -180,8 +184,8 @@ pub struct EpisodeResult {
     /// The seed of the task's generated data.
     #[serde(default)]
     pub seed: u64,
-    /// Which repeat of the task this is (`deskenv run --repeats K`: 0 to
-    /// K − 1); absent for a run without repeats.
+    /// Which repeat of the task this is (`deskenv run --repeats K`: 1 to
+    /// K); absent for a run without repeats.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
     pub end: EndReason,
@@ -193,6 +197,38 @@ pub struct EpisodeResult {
     /// fresh machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attempts: Vec<Attempt>,
+    /// The checkpoints this episode saved for smaller budgets
+    /// (`deskenv run --checkpoints`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checkpoints: Vec<CheckpointSaved>,
+    /// Where this budget's result came from when it was cut from a longer
+    /// episode (`--checkpoints`); absent for an episode run at its budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_checkpoint: Option<FromCheckpoint>,
+}
+
+/// A checkpoint an episode saved after step `steps`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CheckpointSaved {
+    pub steps: usize,
+    /// The time the machine was paused and the files written.
+    pub seconds: f64,
+    /// Why it was not saved (that budget's result is then unscored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// How a budget's result was cut from the episode at a larger budget.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FromCheckpoint {
+    /// The budget of the episode that ran.
+    pub episode_budget: usize,
+    /// `checkpoint`: evaluated on a machine started from the state saved
+    /// after step `max_steps`; `ended`: the episode ended within this
+    /// budget, so its result is this budget's too.
+    pub kind: String,
+    /// Starting the machine from the checkpoint (0 for `ended`).
+    pub restore_s: f64,
 }
 
 pub const SUCCESS_THRESHOLD: f64 = 0.95;
@@ -222,6 +258,8 @@ impl EpisodeResult {
             tokens: Usage::default(),
             timings: EpisodeTimings::default(),
             attempts: vec![],
+            checkpoints: vec![],
+            from_checkpoint: None,
         }
     }
 

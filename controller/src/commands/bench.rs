@@ -36,6 +36,7 @@ pub async fn episodes(
         retries: 0,
         repeats: 1,
         vary_seed: false,
+        checkpoints: false,
         record: None,
         out: out.clone(),
         machines,

@@ -67,6 +67,9 @@ pub async fn run_tasks(cache: &Path, a: RunArgs) -> anyhow::Result<RunOutcome> {
     if a.repeats == 0 {
         bail!("--repeats: expected 1 or more");
     }
+    if a.checkpoints && e.max_steps.len() < 2 {
+        bail!("--checkpoints: expected several budgets to cut from one episode, e.g. --max-steps 15,30,50");
+    }
     if a.record.is_some_and(|f| f == 0 || f > 30) {
         bail!("--record: expected 1 to 30 frames per second");
     }
@@ -76,6 +79,12 @@ pub async fn run_tasks(cache: &Path, a: RunArgs) -> anyhow::Result<RunOutcome> {
     let faults = controller::episode::faults::Faults::from_env()?;
     let make_agent = agent_factory(&a.agent)?;
     let (provider, environment) = make_provider(&a.machines, cache)?;
+    if a.checkpoints && !provider.can_checkpoint() {
+        bail!(
+            "--checkpoints: the {} provider cannot save a machine's state; use --provider qemu (with its ready snapshot)",
+            provider.kind()
+        );
+    }
     let pool = Arc::new(Pool::new(provider, a.parallel)?);
     let agent = a.agent.agent.as_str().to_string();
     let settings = Arc::new(runner::RunSettings {
@@ -98,6 +107,7 @@ pub async fn run_tasks(cache: &Path, a: RunArgs) -> anyhow::Result<RunOutcome> {
         environment,
         repeats: a.repeats,
         vary_seed: a.vary_seed,
+        checkpoints: a.checkpoints,
     });
     println!(
         "{} task(s) × {} budget(s){}, {} at a time, into {}",

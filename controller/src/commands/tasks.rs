@@ -156,6 +156,7 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
             environment: environment.clone(),
             repeats: 1,
             vary_seed: false,
+            checkpoints: false,
         })
     };
     let scripted: runner::PolicyFactory =

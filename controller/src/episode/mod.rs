@@ -6,6 +6,7 @@
 //! `infeasible` metric scores 1 only when the agent's last action is FAIL,
 //! and any other task scores 0 when the agent answers FAIL.
 
+pub mod checkpoint;
 pub mod faults;
 pub mod generate;
 pub mod getters;
@@ -96,6 +97,11 @@ pub struct EpisodeSettings {
     /// at this many frames per second (the guest's ffmpeg; `--record`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record_fps: Option<u32>,
+    /// Save the machine's state after these steps, while the episode runs
+    /// on, so that smaller budgets are evaluated from it
+    /// ([`checkpoint_dir`], [`evaluate_checkpoint`]; `--checkpoints`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checkpoints: Vec<usize>,
 }
 
 impl EpisodeSettings {
@@ -118,6 +124,7 @@ impl EpisodeSettings {
             plant: Default::default(),
             generate_cache: None,
             record_fps: None,
+            checkpoints: vec![],
         }
     }
 }
@@ -132,9 +139,15 @@ pub const DEFAULT_SEED: u64 = 1;
 pub const DEFAULT_IDLE_CAP: Duration = Duration::from_secs(30);
 
 pub use protocol::result::{
-    Attempt, EndReason, EpisodeResult, EpisodeTimings, MetricResult, Status, StepTimings, TaskInfo,
-    TrajectoryStep, SUCCESS_THRESHOLD,
+    Attempt, CheckpointSaved, EndReason, EpisodeResult, EpisodeTimings, FromCheckpoint,
+    MetricResult, Status, StepTimings, TaskInfo, TrajectoryStep, SUCCESS_THRESHOLD,
 };
+
+/// Where an episode in `dir` keeps the checkpoint saved after step
+/// `steps` (`--checkpoints`).
+pub fn checkpoint_dir(dir: &Path, steps: usize) -> std::path::PathBuf {
+    dir.join("checkpoints").join(format!("steps-{steps}"))
+}
 
 /// What a result records of `task`.
 pub fn task_info(task: &LoadedTask) -> TaskInfo {
@@ -499,7 +512,10 @@ impl Episode<'_> {
                 .await
             {
                 Decided::Reply(r) => r,
-                Decided::Again => continue,
+                Decided::Again => {
+                    self.checkpoint_at(step).await;
+                    continue;
+                }
                 Decided::End => break,
             };
             for (k, d) in reply.decisions.iter().enumerate() {
@@ -519,7 +535,10 @@ impl Episode<'_> {
                 match d {
                     Decision::Done => self.r.end = EndReason::Done,
                     Decision::Fail => self.r.end = EndReason::Fail,
-                    _ => self.inject(faults::Point::Step(step)).await,
+                    _ => {
+                        self.inject(faults::Point::Step(step)).await;
+                        self.checkpoint_at(step).await;
+                    }
                 }
                 if matches!(d, Decision::Done | Decision::Fail) {
                     self.r.steps_used = step;
@@ -650,6 +669,30 @@ impl Episode<'_> {
         if let Err(e) = traj.write(&line) {
             self.r.fault(Status::EnvError, e.to_string());
         }
+    }
+
+    /// Saves a checkpoint after `step` when the settings ask for one there
+    /// and the episode runs on. A failed save is noted (that budget's
+    /// result is then unscored); the episode goes on.
+    async fn checkpoint_at(&mut self, step: usize) {
+        if !self.s.checkpoints.contains(&step)
+            || step >= self.s.max_steps
+            || self.r.status != Status::Scored
+        {
+            return;
+        }
+        let t = Instant::now();
+        let saved = self
+            .machine
+            .checkpoint(&checkpoint_dir(self.dir, step))
+            .await;
+        let seconds = t.elapsed().as_secs_f64();
+        self.r.timings.checkpoint_s += seconds;
+        self.r.checkpoints.push(CheckpointSaved {
+            steps: step,
+            seconds,
+            error: saved.err().map(|e| crate::error_chain(&e)),
+        });
     }
 
     /// Waits until the guest is idle (no CPU use by the desktop's

@@ -38,6 +38,9 @@ pub struct RunSettings {
     pub repeats: u32,
     /// Repeat r uses seed + r − 1 instead of the same seed (`--vary-seed`).
     pub vary_seed: bool,
+    /// Run each task once, at the largest budget, and cut the smaller
+    /// budgets from it through checkpoints ([`super::checkpoint`]).
+    pub checkpoints: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -323,6 +326,15 @@ impl Shared {
                 ep.max_steps = budget;
                 ep.attempt = n;
                 ep.seed = self.s.seed_of(repeat);
+                if self.s.checkpoints {
+                    ep.checkpoints = self
+                        .s
+                        .budgets
+                        .iter()
+                        .copied()
+                        .filter(|&b| b < budget)
+                        .collect();
+                }
                 let r = run_episode(lease.machine(), task, agent.as_mut(), &ep, dir, reset_s).await;
                 lease.release().await;
                 Ok(r)
@@ -398,6 +410,109 @@ impl Shared {
                 seconds: t.elapsed().as_secs_f64(),
             });
             keep_attempt(dir, n).map_err(io("keeping the failed attempt in", dir))?;
+            n += 1;
+        }
+    }
+
+    /// The result at budget `budget` cut from `full`, the episode in
+    /// `src` at the largest budget, into `dir`: from the checkpoint it
+    /// saved after that step (retried on fresh machines like an episode),
+    /// or its own result when it ended by then. A checkpoint that was not
+    /// saved or does not start is an environment error, never a score.
+    async fn cut(
+        &self,
+        task: &LoadedTask,
+        full: &EpisodeResult,
+        src: &Path,
+        budget: usize,
+        dir: &Path,
+    ) -> Result<EpisodeResult, RunError> {
+        use super::checkpoint::{ended_within, evaluate_checkpoint, unscored};
+        let io = |what: &'static str, path: &Path| {
+            let path = path.to_path_buf();
+            move |source| RunError::Write { what, path, source }
+        };
+        clear_dir(dir, true).map_err(io("clearing", dir))?;
+        if !full.is_scored() {
+            return Ok(unscored(
+                task,
+                full,
+                budget,
+                format!(
+                    "the episode at {} steps, which this budget is cut from, has no score: {}",
+                    full.max_steps,
+                    full.cause.as_deref().unwrap_or("no cause recorded")
+                ),
+            ));
+        }
+        if full.steps_used <= budget {
+            return ended_within(full, budget, src, dir)
+                .map_err(io("copying the episode into", dir));
+        }
+        let saved = full.checkpoints.iter().find(|c| c.steps == budget);
+        match saved {
+            None => {
+                return Ok(unscored(
+                    task,
+                    full,
+                    budget,
+                    format!("no checkpoint was saved after step {budget}"),
+                ))
+            }
+            Some(c) if c.error.is_some() => {
+                return Ok(unscored(
+                    task,
+                    full,
+                    budget,
+                    format!(
+                        "the checkpoint after step {budget} was not saved: {}",
+                        c.error.as_deref().unwrap_or_default()
+                    ),
+                ))
+            }
+            Some(_) => {}
+        }
+        let from = super::checkpoint_dir(src, budget);
+        let mut attempts = Vec::new();
+        let mut n = 1u32;
+        loop {
+            let t = Instant::now();
+            let mut r = match self.pool.acquire_from(&from).await {
+                Ok(lease) => {
+                    let restore_s = t.elapsed().as_secs_f64();
+                    let mut ep = self.s.episode.clone();
+                    ep.max_steps = budget;
+                    ep.seed = full.seed;
+                    ep.checkpoints.clear();
+                    ep.record_fps = None;
+                    let r =
+                        evaluate_checkpoint(lease.machine(), task, &ep, full, src, dir, restore_s)
+                            .await;
+                    lease.release().await;
+                    r
+                }
+                Err(e) => unscored(
+                    task,
+                    full,
+                    budget,
+                    format!(
+                        "starting a machine from the checkpoint after step {budget} failed: {}",
+                        crate::error_chain(&e)
+                    ),
+                ),
+            };
+            if r.is_scored() || n > self.s.retries || self.stopped().is_some() {
+                r.attempts = attempts;
+                return Ok(r);
+            }
+            attempts.push(Attempt {
+                attempt: n,
+                status: r.status,
+                end: r.end,
+                cause: r.cause.clone(),
+                seconds: t.elapsed().as_secs_f64(),
+            });
+            clear_dir(dir, true).map_err(io("clearing", dir))?;
             n += 1;
         }
     }
@@ -479,7 +594,21 @@ pub async fn run(
 ) -> Result<RunOutcome, RunError> {
     write_run_json(&s, &tasks, None)?;
     let mut jobs = Vec::new();
+    let largest = s.budgets.iter().copied().max().unwrap_or(0);
+    // With checkpoints one episode at the largest budget makes every
+    // budget's result; the smaller budgets are cut from it.
+    let cut: Vec<usize> = if s.checkpoints {
+        let mut c: Vec<usize> = s.budgets.iter().copied().filter(|&b| b < largest).collect();
+        c.sort_unstable();
+        c.dedup();
+        c
+    } else {
+        vec![]
+    };
     for &budget in &s.budgets {
+        if s.checkpoints && budget != largest {
+            continue;
+        }
         for repeat in 1..=s.repeats.max(1) {
             for t in &tasks {
                 jobs.push((budget, repeat, t.clone()));
@@ -493,10 +622,10 @@ pub async fn run(
         progress,
         starts: Default::default(),
         done: Default::default(),
-        total: jobs.len(),
+        total: jobs.len() * (1 + cut.len()),
         t0: Instant::now(),
     });
-    let total = jobs.len();
+    let total = jobs.len() * (1 + cut.len());
     let mut handles = Vec::new();
     let sem = Arc::new(tokio::sync::Semaphore::new(pool.parallel()));
     for (budget, repeat, task) in jobs {
@@ -506,24 +635,44 @@ pub async fn run(
         } else {
             task.spec.id.clone()
         };
+        // The budgets cut from this episode, each with its folder.
+        let cuts: Vec<(usize, PathBuf)> = cut
+            .iter()
+            .map(|&b| (b, task_dir(&s, b, repeat, &task)))
+            .collect();
+        let earlier_cuts: Option<Vec<Finished>> = cuts
+            .iter()
+            .map(|(b, d)| {
+                let text = std::fs::read_to_string(d.join("result.json")).ok()?;
+                let result = serde_json::from_str::<EpisodeResult>(&text).ok()?;
+                Some(Finished {
+                    budget: *b,
+                    repeat,
+                    result,
+                    resumed: true,
+                })
+            })
+            .collect();
         if let Ok(text) = std::fs::read_to_string(dir.join("result.json")) {
             if let Ok(result) = serde_json::from_str::<EpisodeResult>(&text) {
-                if result.is_scored() {
+                if result.is_scored() && earlier_cuts.is_some() {
+                    let earlier_cuts = earlier_cuts.unwrap_or_default();
                     let mut d = shared.done.lock().unwrap_or_else(|e| e.into_inner());
-                    d.0 += 1;
+                    d.0 += 1 + earlier_cuts.len();
                     d.1 += result.success as usize;
+                    d.1 += earlier_cuts.iter().filter(|f| f.result.success).count();
                     (shared.progress)(&format!(
                         "[{}/{total}] {name} (steps {budget}): finished before, skipped (score {:.2})",
                         d.0, result.score
                     ));
-                    handles.push(tokio::spawn(async move {
-                        Ok::<_, RunError>(Ok(Finished {
-                            budget,
-                            repeat,
-                            result,
-                            resumed: true,
-                        }))
-                    }));
+                    let mut all = vec![Finished {
+                        budget,
+                        repeat,
+                        result,
+                        resumed: true,
+                    }];
+                    all.extend(earlier_cuts);
+                    handles.push(tokio::spawn(async move { Ok::<_, RunError>(Ok(all)) }));
                     continue;
                 }
                 (shared.progress)(&format!(
@@ -541,7 +690,9 @@ pub async fn run(
                 .await
                 .expect("the run's semaphore is never closed");
             let Some(result) = shared.episode(&task, budget, repeat, &dir).await? else {
-                return Ok(Err((budget, name)));
+                let mut not_run = vec![(budget, name.clone())];
+                not_run.extend(cuts.iter().map(|(b, _)| (*b, name.clone())));
+                return Ok(Err(not_run));
             };
             write_result(&dir, &result).map_err(|source| RunError::Write {
                 what: "writing the result into",
@@ -549,20 +700,42 @@ pub async fn run(
                 source,
             })?;
             (shared.progress)(&shared.line(budget, &result));
-            Ok(Ok(Finished {
-                budget,
-                repeat,
-                result,
-                resumed: false,
-            }))
+            let mut all = vec![];
+            for (b, d) in &cuts {
+                let r = shared.cut(&task, &result, &dir, *b, d).await?;
+                write_result(d, &r).map_err(|source| RunError::Write {
+                    what: "writing the result into",
+                    path: d.clone(),
+                    source,
+                })?;
+                (shared.progress)(&shared.line(*b, &r));
+                all.push(Finished {
+                    budget: *b,
+                    repeat,
+                    result: r,
+                    resumed: false,
+                });
+            }
+            // The checkpoints are spent (each holds the machine's memory).
+            let _ = std::fs::remove_dir_all(dir.join("checkpoints"));
+            all.insert(
+                0,
+                Finished {
+                    budget,
+                    repeat,
+                    result,
+                    resumed: false,
+                },
+            );
+            Ok(Ok(all))
         }));
     }
     let mut outcome = RunOutcome::default();
     let mut first_error = None;
     for h in handles {
         match h.await.map_err(RunError::Join) {
-            Ok(Ok(Ok(f))) => outcome.finished.push(f),
-            Ok(Ok(Err(skipped))) => outcome.not_run.push(skipped),
+            Ok(Ok(Ok(f))) => outcome.finished.extend(f),
+            Ok(Ok(Err(skipped))) => outcome.not_run.extend(skipped),
             Ok(Err(e)) | Err(e) => {
                 first_error.get_or_insert(e);
             }

@@ -14,6 +14,7 @@ use crate::image::ImageError;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use serde::Serialize;
+use std::path::Path;
 use std::time::Duration;
 
 /// Which provider makes the machines (`deskenv run --provider`).
@@ -242,6 +243,19 @@ pub trait Machine: Send + Sync {
         }
         .boxed()
     }
+    /// Saves the running state (memory, devices, disk) into `dir`, the
+    /// machine paused for the moment of the save and running on after it;
+    /// [`Provider::start_from_checkpoint`] starts a machine from it.
+    fn checkpoint<'a>(&'a self, dir: &'a Path) -> BoxFuture<'a, Result<(), ProviderError>> {
+        let _ = dir;
+        async move {
+            Err(ProviderError::Config(format!(
+                "machine {}: this provider cannot save checkpoints",
+                self.name()
+            )))
+        }
+        .boxed()
+    }
     /// Ends the machine and removes its files.
     fn shutdown(self: Box<Self>) -> BoxFuture<'static, ()>;
     /// Ends the machine at once, synchronously (used on drop).
@@ -260,6 +274,25 @@ pub trait Provider: Send + Sync {
     /// side.
     fn isolates_tmp(&self) -> bool {
         true
+    }
+    /// Whether its machines save checkpoints ([`Machine::checkpoint`]).
+    fn can_checkpoint(&self) -> bool {
+        false
+    }
+    /// Starts a machine called `name` from a checkpoint in `dir`.
+    fn start_from_checkpoint<'a>(
+        &'a self,
+        name: &'a str,
+        dir: &'a Path,
+    ) -> BoxFuture<'a, Result<Box<dyn Machine>, ProviderError>> {
+        let _ = (name, dir);
+        async move {
+            Err(ProviderError::Config(format!(
+                "the {} provider cannot start from checkpoints",
+                self.kind()
+            )))
+        }
+        .boxed()
     }
 }
 

@@ -625,6 +625,22 @@ pub fn episode(
     if let Some(c) = &r.cause {
         let _ = write!(b, "<p class=\"unscored\">cause: {}</p>", esc(c));
     }
+    if let Some(c) = &r.from_checkpoint {
+        let how = if c.kind == "ended" {
+            "the episode ended within this budget, so its result is this budget's".to_string()
+        } else {
+            format!(
+                "evaluated on a machine started from the checkpoint saved after step {} ({:.1} s to start)",
+                r.max_steps, c.restore_s
+            )
+        };
+        let _ = write!(
+            b,
+            "<p class=\"checkpoint\">Cut from the {}-step episode: {}.</p>",
+            c.episode_budget,
+            esc(&how)
+        );
+    }
     if !r.instruction.is_empty() {
         let _ = write!(
             b,

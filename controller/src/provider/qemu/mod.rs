@@ -22,11 +22,13 @@
 
 //! Layout: [`accel`] (`--accel`, the KVM probe and fallback),
 //! [`cmdline`] (QEMU's arguments), `start` (overlay, spawn, cold boot,
-//! restore), `save` (the ready snapshot), `ready` (readiness probes),
+//! restore), `save` (the ready snapshot), `checkpoint` (a running VM's
+//! state mid-episode, and a VM started from it), `ready` (readiness probes),
 //! [`vm`] (a running VM); [`snapshot`], [`qmp`], [`serial`], [`display`]
 //! are the pieces they use; [`named`] and [`view`] serve `deskenv vm`.
 
 pub mod accel;
+mod checkpoint;
 pub mod cmdline;
 pub mod display;
 pub mod error;
@@ -213,6 +215,23 @@ impl Provider for QemuProvider {
     ) -> BoxFuture<'a, Result<Box<dyn Machine>, ProviderError>> {
         async move {
             self.start_vm(name, Lifetime::Guarded)
+                .await
+                .map(|vm| Box::new(vm) as Box<dyn Machine>)
+        }
+        .boxed()
+    }
+
+    fn can_checkpoint(&self) -> bool {
+        self.config.use_snapshot
+    }
+
+    fn start_from_checkpoint<'a>(
+        &'a self,
+        name: &'a str,
+        dir: &'a Path,
+    ) -> BoxFuture<'a, Result<Box<dyn Machine>, ProviderError>> {
+        async move {
+            self.start_checkpoint(name, dir)
                 .await
                 .map(|vm| Box::new(vm) as Box<dyn Machine>)
         }

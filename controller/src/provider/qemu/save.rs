@@ -2,9 +2,11 @@
 //! the overlay becomes the frozen disk.
 
 use super::cmdline::shell_quote;
+use super::qmp::Qmp;
 use super::{QemuError, QemuProvider, QemuVm};
 use crate::provider::qemu::snapshot::{KeyInputs, Snapshot, SnapshotMeta};
 use crate::provider::{agent_err, io, Phase, ProviderError, StartReport};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 impl QemuProvider {
@@ -61,41 +63,7 @@ impl QemuProvider {
                 })
             };
             q.execute("stop", None).await.map_err(qerr)?;
-            q.execute(
-                "migrate-set-parameters",
-                Some(serde_json::json!({ "max-bandwidth": 64u64 << 30 })),
-            )
-            .await
-            .map_err(qerr)?;
-            let uri = format!(
-                "exec:zstd -1 -T2 -q -o {}",
-                shell_quote(&tmp_state.display().to_string())
-            );
-            q.execute("migrate", Some(serde_json::json!({ "uri": uri })))
-                .await
-                .map_err(qerr)?;
-            let deadline = Instant::now() + Duration::from_secs(300);
-            loop {
-                let m = q.execute("query-migrate", None).await.map_err(qerr)?;
-                match m.get("status").and_then(|s| s.as_str()).unwrap_or("") {
-                    "completed" => break,
-                    "failed" | "cancelled" => {
-                        return Err(QemuError::Snapshot {
-                            dir: dir.display().to_string(),
-                            message: format!("saving the machine state failed: {}", m),
-                        }
-                        .into())
-                    }
-                    _ if Instant::now() > deadline => {
-                        return Err(QemuError::Snapshot {
-                            dir: dir.display().to_string(),
-                            message: "saving the machine state took over 300 s".into(),
-                        }
-                        .into())
-                    }
-                    _ => tokio::time::sleep(Duration::from_millis(20)).await,
-                }
-            }
+            migrate_to(q, &vm.name, &tmp_state, &dir).await?;
             let _ = q.execute("quit", None).await;
         }
         phases.push(("save state".into(), t.elapsed().as_secs_f64()));
@@ -139,4 +107,57 @@ impl QemuProvider {
         tracing::info!(dir = %dir.display(), state_bytes = meta.state_bytes, "ready snapshot saved");
         Ok(meta)
     }
+}
+
+/// Migrates a stopped VM's state into `file` through `zstd -1` and waits
+/// for the migration to complete (at most 300 s); `dir` names the
+/// snapshot or checkpoint in errors.
+pub(super) async fn migrate_to(
+    q: &mut Qmp,
+    vm: &str,
+    file: &Path,
+    dir: &Path,
+) -> Result<(), ProviderError> {
+    let qerr = |source| {
+        ProviderError::from(QemuError::Qmp {
+            vm: vm.to_string(),
+            source,
+        })
+    };
+    q.execute(
+        "migrate-set-parameters",
+        Some(serde_json::json!({ "max-bandwidth": 64u64 << 30 })),
+    )
+    .await
+    .map_err(qerr)?;
+    let uri = format!(
+        "exec:zstd -1 -T2 -q -o {}",
+        shell_quote(&file.display().to_string())
+    );
+    q.execute("migrate", Some(serde_json::json!({ "uri": uri })))
+        .await
+        .map_err(qerr)?;
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let m = q.execute("query-migrate", None).await.map_err(qerr)?;
+        match m.get("status").and_then(|s| s.as_str()).unwrap_or("") {
+            "completed" => break,
+            "failed" | "cancelled" => {
+                return Err(QemuError::Snapshot {
+                    dir: dir.display().to_string(),
+                    message: format!("saving the machine state failed: {}", m),
+                }
+                .into())
+            }
+            _ if Instant::now() > deadline => {
+                return Err(QemuError::Snapshot {
+                    dir: dir.display().to_string(),
+                    message: "saving the machine state took over 300 s".into(),
+                }
+                .into())
+            }
+            _ => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+    Ok(())
 }

@@ -316,6 +316,7 @@ impl QemuProvider {
                         notes: vec![],
                         events: vec![],
                     };
+                    vm.restored_from = Some(meta.clone());
                     return Ok(vm);
                 }
                 Err(e) => {

@@ -28,6 +28,8 @@ pub struct QemuVm {
     pub(super) qmp: tokio::sync::Mutex<Option<Qmp>>,
     pub(super) agent: GuestClient,
     pub(super) started: StartReport,
+    /// The snapshot (or checkpoint) it was restored from; None: cold-booted.
+    pub(super) restored_from: Option<super::snapshot::SnapshotMeta>,
     pub(super) destroyed: std::sync::atomic::AtomicBool,
 }
 
@@ -67,6 +69,7 @@ impl QemuVm {
                 notes: vec![],
                 events: vec![],
             },
+            restored_from: None,
             destroyed: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -251,6 +254,10 @@ impl Machine for QemuVm {
                 })
         }
         .boxed()
+    }
+
+    fn checkpoint<'a>(&'a self, dir: &'a Path) -> BoxFuture<'a, Result<(), ProviderError>> {
+        self.save_checkpoint(dir).boxed()
     }
 
     fn check(&self) -> Result<(), ProviderError> {
