@@ -545,6 +545,14 @@ async fn repeats_are_fresh_episodes_with_recordings_and_the_report_shows_them() 
         assert!(r.timings.recording_s > 0.0);
         assert!(r.errors.is_empty(), "{:?}", r.errors);
     }
+    // The guest's copies are gone (a local machine may share /tmp).
+    let prefix = format!("deskenv-recording-{}-", std::process::id());
+    let left: Vec<_> = std::fs::read_dir("/tmp")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
     let run_json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(settings.out.join("run.json")).unwrap())
             .unwrap();

@@ -129,9 +129,6 @@ impl EpisodeSettings {
     }
 }
 
-/// Where the guest writes an episode's recording.
-pub const GUEST_RECORDING: &str = "/tmp/deskenv-episode.mp4";
-
 /// The seed of `deskenv run` without `--seed`.
 pub const DEFAULT_SEED: u64 = 1;
 
@@ -814,6 +811,16 @@ pub async fn run_episode(
     ep.finish()
 }
 
+/// Where the guest writes an episode's recording: a name of its own, since
+/// local machines may share /tmp.
+fn guest_recording(machine: &dyn Machine) -> String {
+    format!(
+        "/tmp/deskenv-recording-{}-{}.mp4",
+        std::process::id(),
+        machine.name()
+    )
+}
+
 impl Episode<'_> {
     /// Starts the screen recording when the settings ask for one; whether
     /// it runs. A recording that fails to start is noted in the result's
@@ -823,7 +830,7 @@ impl Episode<'_> {
             return false;
         };
         let req = protocol::api::RecordingStart {
-            path: Some(GUEST_RECORDING.into()),
+            path: Some(guest_recording(self.machine)),
             fps: Some(fps),
         };
         match self.machine.guest().recording_start(&req).await {
@@ -848,10 +855,13 @@ impl Episode<'_> {
             Err(e) => Err(e),
         };
         match fetched {
-            Ok((_, Some(bytes))) => {
+            Ok((path, Some(bytes))) => {
                 if let Err(e) = write_file(&self.dir.join("recording.mp4"), &bytes) {
                     self.r.errors.push(format!("recording: {e}"));
                 }
+                // A local machine may share /tmp with the host.
+                let rm = protocol::api::Command::Argv(vec!["rm".into(), "-f".into(), path]);
+                let _ = client.exec(rm, Duration::from_secs(10)).await;
             }
             Ok((path, None)) => self
                 .r

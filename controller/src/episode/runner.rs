@@ -908,6 +908,113 @@ pub fn summary(o: &RunOutcome, s: &RunSettings) -> String {
 mod tests {
     use super::*;
 
+    /// A provider whose every start fails.
+    struct NoStarts;
+
+    impl crate::provider::Provider for NoStarts {
+        fn kind(&self) -> &'static str {
+            "broken"
+        }
+        fn start<'a>(
+            &'a self,
+            _name: &'a str,
+        ) -> futures::future::BoxFuture<
+            'a,
+            Result<Box<dyn crate::provider::Machine>, crate::provider::ProviderError>,
+        > {
+            use futures::FutureExt;
+            async {
+                Err(crate::provider::ProviderError::Config(
+                    "no machines here".into(),
+                ))
+            }
+            .boxed()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_budget_whose_checkpoint_does_not_start_or_was_not_saved_has_no_score() {
+        let task = crate::task::load_file(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../tasks/examples/editor-save-text.json"),
+        )
+        .unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let s = Arc::new(RunSettings {
+            out: out.path().to_path_buf(),
+            model: "scripted".into(),
+            agent: "scripted".into(),
+            budgets: vec![2, 3, 15],
+            episode: EpisodeSettings::new(Default::default(), Default::default(), 15),
+            provider: crate::provider::Kind::Qemu,
+            parallel: 1,
+            retries: 1,
+            environment: serde_json::Value::Null,
+            repeats: 1,
+            vary_seed: false,
+            checkpoints: true,
+        });
+        let shared = Shared {
+            pool: Arc::new(Pool::new(Arc::new(NoStarts), 1).unwrap()),
+            s: s.clone(),
+            make_agent: Arc::new(|| Err("unused".into())),
+            progress: Arc::new(|_: &str| {}),
+            starts: Default::default(),
+            done: Default::default(),
+            total: 3,
+            t0: Instant::now(),
+        };
+        let src = task_dir(&s, 15, 1, &task);
+        std::fs::create_dir_all(&src).unwrap();
+        let mut full = EpisodeResult::new(
+            crate::episode::task_info(&task),
+            15,
+            super::super::EndReason::Done,
+        );
+        full.steps_used = 5;
+        full.score = 1.0;
+        full.success = true;
+        full.checkpoints = vec![
+            super::super::CheckpointSaved {
+                steps: 2,
+                seconds: 1.0,
+                error: None,
+            },
+            super::super::CheckpointSaved {
+                steps: 3,
+                seconds: 1.0,
+                error: Some("QMP: migration failed".into()),
+            },
+        ];
+        let r = shared
+            .cut(&task, &full, &src, 2, &task_dir(&s, 2, 1, &task))
+            .await
+            .unwrap();
+        assert_eq!(r.status, Status::EnvError, "{r:#?}");
+        assert!(
+            r.cause.as_deref().unwrap().contains("cannot start from checkpoints"),
+            "{r:#?}"
+        );
+        assert_eq!(r.attempts.len(), 1, "retried once on a fresh machine");
+        let r = shared
+            .cut(&task, &full, &src, 3, &task_dir(&s, 3, 1, &task))
+            .await
+            .unwrap();
+        assert_eq!(r.status, Status::EnvError);
+        assert!(
+            r.cause.as_deref().unwrap().contains("migration failed"),
+            "{r:#?}"
+        );
+        assert!(!r.is_scored() && r.score == 0.0);
+        // An episode that ended within the budget gives its own result.
+        full.steps_used = 3;
+        let r = shared
+            .cut(&task, &full, &src, 3, &task_dir(&s, 3, 1, &task))
+            .await
+            .unwrap();
+        assert!(r.success && r.max_steps == 3, "{r:#?}");
+        assert_eq!(r.from_checkpoint.unwrap().kind, "ended");
+    }
+
     #[test]
     fn failures_that_differ_only_in_numbers_have_one_shape() {
         let a = "no machine: VM pool0: QEMU (pid 1234) exited (exit code 1); last lines of /c/vms/pool0-1-0/qemu.log:\nboom";
