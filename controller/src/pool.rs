@@ -47,8 +47,8 @@ impl Pool {
         &self.provider
     }
 
-    /// Waits for a free slot, then starts a fresh machine in it.
-    pub async fn acquire(&self) -> Result<Lease, ProviderError> {
+    /// Waits for a free slot; the slot and the next machine name.
+    async fn slot(&self) -> (OwnedSemaphorePermit, String) {
         let permit = self
             .permits
             .clone()
@@ -56,7 +56,13 @@ impl Pool {
             .await
             .expect("the pool's semaphore is never closed");
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
-        let machine = self.provider.start(&format!("pool{n}")).await?;
+        (permit, format!("pool{n}"))
+    }
+
+    /// Waits for a free slot, then starts a fresh machine in it.
+    pub async fn acquire(&self) -> Result<Lease, ProviderError> {
+        let (permit, name) = self.slot().await;
+        let machine = self.provider.start(&name).await?;
         Ok(Lease {
             machine: Some(machine),
             _permit: permit,
@@ -66,17 +72,8 @@ impl Pool {
     /// Waits for a free slot, then starts a machine from the checkpoint
     /// in `dir` ([`Provider::start_from_checkpoint`]).
     pub async fn acquire_from(&self, dir: &std::path::Path) -> Result<Lease, ProviderError> {
-        let permit = self
-            .permits
-            .clone()
-            .acquire_owned()
-            .await
-            .expect("the pool's semaphore is never closed");
-        let n = self.counter.fetch_add(1, Ordering::Relaxed);
-        let machine = self
-            .provider
-            .start_from_checkpoint(&format!("pool{n}"), dir)
-            .await?;
+        let (permit, name) = self.slot().await;
+        let machine = self.provider.start_from_checkpoint(&name, dir).await?;
         Ok(Lease {
             machine: Some(machine),
             _permit: permit,

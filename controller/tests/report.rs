@@ -52,27 +52,8 @@ fn url(p: &Path) -> String {
 #[ignore = "needs chromium: scripts/test.sh runs it with --include-ignored"]
 fn the_report_renders_offline_in_headless_chromium() {
     let tmp = tempfile::tempdir().unwrap();
-    let (a, b, out) = (
-        tmp.path().join("a"),
-        tmp.path().join("b"),
-        tmp.path().join("report"),
-    );
-    fixture::run(
-        &a,
-        &[
-            ("t1", "wrangling", 1.0),
-            ("t2", "modelling", 0.0),
-            ("t3", "modelling", -1.0),
-        ],
-    );
-    fixture::run(
-        &b,
-        &[
-            ("t1", "wrangling", 1.0),
-            ("t2", "modelling", 1.0),
-            ("t3", "modelling", 1.0),
-        ],
-    );
+    let (a, b) = fixture::two_runs(tmp.path());
+    let out = tmp.path().join("report");
     // t2's recording, made as the guest agent makes one (libx264, yuv420p).
     let t2 = a.join("pyautogui/screenshot/scripted/ds/t2");
     let ff = Command::new("ffmpeg")

@@ -110,9 +110,14 @@ pub async fn run_tasks(cache: &Path, a: RunArgs) -> anyhow::Result<RunOutcome> {
         checkpoints: a.checkpoints,
     });
     println!(
-        "{} task(s) × {} budget(s){}, {} at a time, into {}",
+        "{} task(s) × {} budget(s){}{}, {} at a time, into {}",
         tasks.len(),
         e.max_steps.len(),
+        if a.checkpoints {
+            " (one episode per task at the largest budget; the smaller ones from its checkpoints)"
+        } else {
+            ""
+        },
         if a.repeats > 1 {
             format!(" × {} repeats", a.repeats)
         } else {

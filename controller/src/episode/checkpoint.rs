@@ -73,6 +73,11 @@ pub fn ended_within(
     dir: &Path,
 ) -> std::io::Result<EpisodeResult> {
     copy_prefix(src, dir, budget)?;
+    // The same episode: its recording too.
+    let video = src.join("recording.mp4");
+    if video.is_file() && std::fs::hard_link(&video, dir.join("recording.mp4")).is_err() {
+        std::fs::copy(&video, dir.join("recording.mp4"))?;
+    }
     let mut r = full.clone();
     r.max_steps = budget;
     r.checkpoints.clear();

@@ -402,13 +402,7 @@ impl Shared {
                     .and_then(|c| c.lines().next())
                     .unwrap_or("no cause recorded")
             ));
-            attempts.push(Attempt {
-                attempt: n,
-                status: r.status,
-                end: r.end,
-                cause: r.cause.clone(),
-                seconds: t.elapsed().as_secs_f64(),
-            });
+            attempts.push(attempt_of(n, &r, t));
             keep_attempt(dir, n).map_err(io("keeping the failed attempt in", dir))?;
             n += 1;
         }
@@ -505,13 +499,7 @@ impl Shared {
                 r.attempts = attempts;
                 return Ok(r);
             }
-            attempts.push(Attempt {
-                attempt: n,
-                status: r.status,
-                end: r.end,
-                cause: r.cause.clone(),
-                seconds: t.elapsed().as_secs_f64(),
-            });
+            attempts.push(attempt_of(n, &r, t));
             clear_dir(dir, true).map_err(io("clearing", dir))?;
             n += 1;
         }
@@ -561,6 +549,17 @@ impl Shared {
             d.0,
             eta
         )
+    }
+}
+
+/// The record of attempt `n`, which ended without a score as `r`, begun at `t`.
+fn attempt_of(n: u32, r: &EpisodeResult, t: Instant) -> Attempt {
+    Attempt {
+        attempt: n,
+        status: r.status,
+        end: r.end,
+        cause: r.cause.clone(),
+        seconds: t.elapsed().as_secs_f64(),
     }
 }
 
@@ -991,7 +990,10 @@ mod tests {
             .unwrap();
         assert_eq!(r.status, Status::EnvError, "{r:#?}");
         assert!(
-            r.cause.as_deref().unwrap().contains("cannot start from checkpoints"),
+            r.cause
+                .as_deref()
+                .unwrap()
+                .contains("cannot start from checkpoints"),
             "{r:#?}"
         );
         assert_eq!(r.attempts.len(), 1, "retried once on a fresh machine");

@@ -371,6 +371,29 @@ pub mod fixture {
         out
     }
 
+    /// Two runs under `dir` (in `a/` and `b/`): A solves t1, fails t2 and
+    /// has no score on t3 (an environment error); B solves all three.
+    pub fn two_runs(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+        let (a, b) = (dir.join("a"), dir.join("b"));
+        run(
+            &a,
+            &[
+                ("t1", "wrangling", 1.0),
+                ("t2", "modelling", 0.0),
+                ("t3", "modelling", -1.0),
+            ],
+        );
+        run(
+            &b,
+            &[
+                ("t1", "wrangling", 1.0),
+                ("t2", "modelling", 1.0),
+                ("t3", "modelling", 1.0),
+            ],
+        );
+        (a, b)
+    }
+
     /// Writes a run of the tasks `(id, stage, score)` at budget 15 under
     /// `dir`: each episode clicks, drags, types and ends, with a
     /// screenshot per step; a score below 0 is an environment error.
@@ -448,27 +471,8 @@ mod tests {
     #[test]
     fn a_report_of_two_runs_has_pages_charts_and_csvs_that_open_offline() {
         let tmp = tempfile::tempdir().unwrap();
-        let (a, b, out) = (
-            tmp.path().join("a"),
-            tmp.path().join("b"),
-            tmp.path().join("report"),
-        );
-        fixture::run(
-            &a,
-            &[
-                ("t1", "wrangling", 1.0),
-                ("t2", "modelling", 0.0),
-                ("t3", "modelling", -1.0),
-            ],
-        );
-        fixture::run(
-            &b,
-            &[
-                ("t1", "wrangling", 1.0),
-                ("t2", "modelling", 1.0),
-                ("t3", "modelling", 1.0),
-            ],
-        );
+        let (a, b) = fixture::two_runs(tmp.path());
+        let out = tmp.path().join("report");
         let runs = [Run::load(&a).unwrap(), Run::load(&b).unwrap()];
         let opts = ReportOptions {
             price_per_mtok: Some(3.0),
