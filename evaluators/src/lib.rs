@@ -222,6 +222,7 @@ const SUPPORTED: &[&str] = &[
     "compare_csv",
     "compare_table",
     "compare_text_file",
+    "discovery_accuracy",
     "ds_chart_svg",
     "ds_image",
     "ds_image_text",
@@ -230,6 +231,7 @@ const SUPPORTED: &[&str] = &[
     "ds_predictions",
     "ds_table",
     "exact_match",
+    "execution_accuracy",
     "infeasible",
     "is_in_list",
     "literal_match",
@@ -488,6 +490,8 @@ pub fn evaluate(
         "ds_image" => ds::ds_image(result, options),
         "ds_image_text" => ds::ds_image_text(result, need(metric, expected)?, options),
         "ds_notebook" => ds::ds_notebook(result, expected, options),
+        "execution_accuracy" => ds::execution_accuracy(result, need(metric, expected)?, options),
+        "discovery_accuracy" => ds::discovery_accuracy(result, need(metric, expected)?, options),
         _ => Err(EvalError::UnknownMetric(metric.to_string())),
     }
 }

@@ -10,6 +10,8 @@
 //! - [`ds_image`]: a PNG that is big enough and not blank.
 //! - [`ds_image_text`]: the text a PNG shows (OCR) holds the expected strings.
 //! - [`ds_notebook`]: an `.ipynb` that ran top to bottom without errors.
+//! - [`execution_accuracy`], [`discovery_accuracy`]: CoDA-Bench's answer
+//!   and discovery accuracies (module `coda`).
 //!
 //! All are pure functions of the artifacts; they follow the crate's failure
 //! policy (an unusable result scores 0 with the reason, a broken task is an
@@ -19,6 +21,7 @@
 //! JSON object are reported as a `BadOption` named `expected.<key>`.
 
 mod chart;
+mod coda;
 mod image;
 mod notebook;
 mod number;
@@ -33,6 +36,7 @@ use serde_json::Value;
 use crate::{EvalError, Options, Scored};
 
 pub(crate) use chart::ds_chart_svg;
+pub(crate) use coda::{discovery_accuracy, execution_accuracy};
 pub(crate) use image::ds_image;
 pub(crate) use notebook::ds_notebook;
 pub(crate) use number::ds_number;
