@@ -263,6 +263,23 @@ impl GuestClient {
             .await
     }
 
+    /// Starts recording file accesses under `req.paths` (replacing any
+    /// earlier record).
+    pub async fn watch_start(
+        &self,
+        req: &protocol::api::WatchRequest,
+    ) -> Result<protocol::api::WatchStarted, GuestError> {
+        let r = self.http.post(format!("{}/v1/watch", self.base)).json(req);
+        self.send("POST /v1/watch", r, Duration::from_secs(30))
+            .await
+    }
+
+    /// The file accesses recorded since [`Self::watch_start`].
+    pub async fn watch_report(&self) -> Result<protocol::api::WatchReport, GuestError> {
+        let r = self.http.get(format!("{}/v1/watch", self.base));
+        self.send("GET /v1/watch", r, Duration::from_secs(30)).await
+    }
+
     /// Starts the guest's screen recording (ffmpeg x11grab to an mp4).
     pub async fn recording_start(
         &self,

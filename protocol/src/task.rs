@@ -419,6 +419,7 @@ pub const SUPPORTED_GETTERS: &[&str] = &[
     "generated",
     "generated_file",
     "rerun",
+    "file_access_log",
 ];
 
 /// One metric with its getters and options (the lists zipped).

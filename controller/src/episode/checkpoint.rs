@@ -153,6 +153,7 @@ pub async fn evaluate_checkpoint(
         dir,
         r,
         t0: Instant::now(),
+        access_log: None,
     };
     // The episode's generated data and downloads serve its evaluation.
     let placeholders = Placeholders::default();
@@ -171,6 +172,8 @@ pub async fn evaluate_checkpoint(
     };
     if ep.r.status == Status::Scored {
         ep.idle_gate().await;
+        // The restored guest's watch holds the accesses up to the checkpoint.
+        ep.keep_access_log().await;
     }
     if ep.r.status == Status::Scored {
         ep.postconfig(&ctx).await;

@@ -45,6 +45,8 @@ enum GetterError {
     },
     #[error("getter `{0}` is not supported")]
     Unsupported(String),
+    #[error("no file access log was recorded in this episode")]
+    NoAccessLog,
     #[error(transparent)]
     Generate(#[from] GenerateError),
     #[error("`from` must be \"setup\" or \"rerun\", got {0:?}")]
@@ -74,6 +76,45 @@ pub struct GetterContext<'a> {
     pub cache: &'a Path,
     /// The generator's runs.
     pub generated: &'a Generated,
+    /// The file accesses recorded from the agent's first step to the idle
+    /// gate (a watch report), when the task's getters asked for them.
+    pub access_log: Option<&'a protocol::api::WatchReport>,
+}
+
+/// The folders the task's `file_access_log` getters watch (their `paths`).
+pub fn watched_folders(task: &LoadedTask) -> Vec<String> {
+    let mut out: Vec<String> = vec![];
+    for m in task.spec.evaluator.metrics().unwrap_or_default() {
+        for g in [m.result, m.expected].into_iter().flatten() {
+            if g.kind == "file_access_log" {
+                for p in strings(g.params.get("paths")) {
+                    if !out.contains(&p) {
+                        out.push(p);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The entries of `log` under one of `folders`.
+fn under(log: &protocol::api::WatchReport, folders: &[String]) -> protocol::api::WatchReport {
+    let inside = |p: &str| {
+        folders.iter().any(|f| {
+            p.strip_prefix(f.trim_end_matches('/'))
+                .is_some_and(|r| r.is_empty() || r.starts_with('/'))
+        })
+    };
+    protocol::api::WatchReport {
+        files: log
+            .files
+            .iter()
+            .filter(|f| inside(&f.path))
+            .cloned()
+            .collect(),
+        ..log.clone()
+    }
 }
 
 /// The longest a `rerun` getter's command may run.
@@ -165,6 +206,12 @@ async fn collect_inner(g: &GetterSpec, ctx: &GetterContext<'_>) -> Result<Artifa
             Ok(Artifact::File(p))
         }
         "rerun" => rerun(g, ctx).await,
+        "file_access_log" => {
+            let log = ctx.access_log.ok_or(GetterError::NoAccessLog)?;
+            let v = serde_json::to_value(under(log, &strings(g.params.get("paths"))))
+                .unwrap_or(Value::Null);
+            Ok(Artifact::Json(v))
+        }
         "accessibility_tree" => {
             let t = agent.a11y("osworld-xml").await?;
             Ok(Artifact::Text(t.text.unwrap_or_default()))
@@ -261,4 +308,39 @@ async fn rerun(g: &GetterSpec, ctx: &GetterContext<'_>) -> Result<Artifact, Gett
     let target = ctx.cache.join(dest);
     std::fs::write(&target, bytes).map_err(io("writing", &target))?;
     Ok(Artifact::File(target))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::api::{FileAccess, WatchReport};
+
+    #[test]
+    fn an_access_log_getter_sees_its_folders_only() {
+        let task = crate::task::load_file(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tasks/discovery-terminal.json"),
+        )
+        .unwrap();
+        assert_eq!(watched_folders(&task), vec!["/home/user/lake".to_string()]);
+        let access = |path: &str| FileAccess {
+            path: path.into(),
+            opened: 1,
+            read: 1,
+            written: 0,
+            first_ms: 1.0,
+        };
+        let log = WatchReport {
+            active: true,
+            folders: vec!["/home/user".into()],
+            files: vec![
+                access("/home/user/lake/a.csv"),
+                access("/home/user/lakehouse/b.csv"),
+                access("/home/user/notes.txt"),
+            ],
+            overflowed: false,
+        };
+        let kept = under(&log, &["/home/user/lake/".into()]);
+        let paths: Vec<&str> = kept.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, vec!["/home/user/lake/a.csv"]);
+    }
 }

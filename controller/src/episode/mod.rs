@@ -249,6 +249,9 @@ struct Episode<'a> {
     dir: &'a Path,
     r: EpisodeResult,
     t0: Instant,
+    /// The file accesses of the agent's steps, kept after the idle gate
+    /// for `file_access_log` getters.
+    access_log: Option<protocol::api::WatchReport>,
 }
 
 impl Episode<'_> {
@@ -744,6 +747,7 @@ pub async fn run_episode(
         dir,
         r: EpisodeResult::new(task_info(task), s.max_steps, EndReason::Budget),
         t0: Instant::now(),
+        access_log: None,
     };
     ep.r.timings.reset_s = reset_s;
     ep.r.seed = s.seed;
@@ -775,6 +779,9 @@ pub async fn run_episode(
     if !ep.plant().await {
         return ep.finish();
     }
+    if !ep.start_access_log().await {
+        return ep.finish();
+    }
     let ectx = EpisodeContext {
         task_id: task.spec.id.clone(),
         instruction: task.spec.instruction.clone(),
@@ -800,6 +807,7 @@ pub async fn run_episode(
 
     ep.inject(faults::Point::Eval).await;
     ep.idle_gate().await;
+    ep.keep_access_log().await;
     if ep.r.status != Status::Scored {
         return ep.finish();
     }
@@ -809,6 +817,66 @@ pub async fn run_episode(
     }
     ep.evaluate(last.as_ref(), &cache, &generated).await;
     ep.finish()
+}
+
+impl Episode<'_> {
+    /// Starts recording file accesses under the folders the task's
+    /// `file_access_log` getters name, after the setup (its own accesses
+    /// are not the agent's). A folder that cannot be watched is a setup
+    /// error on a healthy machine.
+    async fn start_access_log(&mut self) -> bool {
+        let paths = getters::watched_folders(self.task);
+        if paths.is_empty() {
+            return true;
+        }
+        let req = protocol::api::WatchRequest {
+            paths: paths.clone(),
+            recursive: true,
+        };
+        match self.machine.guest().watch_start(&req).await {
+            Ok(_) => true,
+            Err(e) => {
+                let what = format!("starting the file access log on {paths:?}");
+                if !self.guest_failed(what.clone(), &e).await {
+                    self.r.fault(Status::SetupError, format!("{what}: {e}"));
+                }
+                false
+            }
+        }
+    }
+
+    /// Keeps the file accesses recorded so far (the agent's steps and what
+    /// they started, up to the idle gate) for the getters, and writes them
+    /// to `file_access.json` beside the trajectory.
+    async fn keep_access_log(&mut self) {
+        if self.r.status != Status::Scored || getters::watched_folders(self.task).is_empty() {
+            return;
+        }
+        match self.machine.guest().watch_report().await {
+            Ok(log) => {
+                let json = serde_json::to_vec_pretty(&log).unwrap_or_default();
+                if let Err(e) = write_file(&self.dir.join("file_access.json"), &json) {
+                    self.r.fault(Status::EnvError, e.to_string());
+                }
+                if log.overflowed {
+                    self.r
+                        .errors
+                        .push("the file access log overflowed: accesses may be missing".into());
+                }
+                self.access_log = Some(log);
+            }
+            Err(e) => {
+                if !self
+                    .guest_failed("reading the file access log".into(), &e)
+                    .await
+                {
+                    self.r
+                        .errors
+                        .push(format!("reading the file access log: {e}"));
+                }
+            }
+        }
+    }
 }
 
 /// Where the guest writes an episode's recording: a name of its own, since
@@ -918,6 +986,7 @@ impl Episode<'_> {
             task: self.task,
             cache,
             generated,
+            access_log: self.access_log.as_ref(),
         };
         evaluate(self.task, last, &ctx, &mut self.r).await;
         self.r.timings.eval_s = t.elapsed().as_secs_f64();

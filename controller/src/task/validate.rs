@@ -197,6 +197,7 @@ fn check_getter(task: &LoadedTask, g: &GetterSpec, at: &str, out: &mut Vec<Probl
         "vm_command_line" => need("command", out),
         "rule" => need("rules", out),
         "generated_file" => need("path", out),
+        "file_access_log" => need("paths", out),
         "rerun" => {
             need("command", out);
             need("path", out);
