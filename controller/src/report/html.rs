@@ -299,6 +299,7 @@ fn breakdowns(b: &mut String, summaries: &[RunSummary]) {
             breakdown_table(b, "difficulty", &bs.by_difficulty);
             breakdown_table(b, "application", &bs.by_app);
             breakdown_table(b, "domain", &bs.by_domain);
+            breakdown_table(b, "sub-check", &bs.by_check);
             ends(b, bs);
             b.push_str("</details>");
         }

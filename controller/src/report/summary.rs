@@ -23,6 +23,21 @@ pub struct Rates {
 }
 
 impl Rates {
+    /// Of (passed, score) pairs; None for an empty group.
+    fn of_values(values: &[(bool, f64)], boot: &Bootstrap) -> Result<Option<Rates>, StatsError> {
+        if values.is_empty() {
+            return Ok(None);
+        }
+        let success: Vec<f64> = values.iter().map(|v| f64::from(u8::from(v.0))).collect();
+        let score: Vec<f64> = values.iter().map(|v| v.1).collect();
+        Ok(Some(Rates {
+            episodes: values.len(),
+            successes: values.iter().filter(|v| v.0).count(),
+            success: stats::bootstrap_mean(&success, boot)?.into(),
+            score: stats::bootstrap_mean(&score, boot)?.into(),
+        }))
+    }
+
     /// None for an empty group.
     pub fn of(results: &[&EpisodeResult], boot: &Bootstrap) -> Result<Option<Rates>, StatsError> {
         if results.is_empty() {
@@ -76,6 +91,11 @@ pub struct BudgetSummary {
     pub by_difficulty: Vec<Row>,
     pub by_app: Vec<Row>,
     pub by_domain: Vec<Row>,
+    /// Per sub-check (its `check` name, else its metric), over the scored
+    /// episodes that have it: how often it passed (score ≥ 0.95) and its
+    /// mean score; with CoDA's two accuracies, their joint rate as
+    /// "execution_accuracy ∧ discovery_accuracy".
+    pub by_check: Vec<Row>,
     /// pass@k for k = 1..=repeats (the unbiased estimator, averaged over
     /// tasks), when tasks ran more than once.
     pub pass_at_k: Vec<(usize, f64)>,
@@ -126,6 +146,37 @@ pub fn episode_key(r: &EpisodeResult) -> String {
         Some(k) => format!("{} (seed {}, repeat {k})", r.task_id, r.seed),
         None => format!("{} (seed {})", r.task_id, r.seed),
     }
+}
+
+/// The sub-check breakdown of [`BudgetSummary::by_check`].
+fn by_check(scored: &[&EpisodeResult], boot: &Bootstrap) -> Result<Vec<Row>, StatsError> {
+    const JOINT: &str = "execution_accuracy ∧ discovery_accuracy";
+    let pass = |s: f64| s >= crate::episode::SUCCESS_THRESHOLD;
+    let mut groups: BTreeMap<String, Vec<(bool, f64)>> = BTreeMap::new();
+    for r in scored {
+        for m in &r.metrics {
+            let key = m.check.clone().unwrap_or_else(|| m.func.clone());
+            groups
+                .entry(key)
+                .or_default()
+                .push((pass(m.score), m.score));
+        }
+        let of = |f: &str| r.metrics.iter().find(|m| m.func == f).map(|m| m.score);
+        if let (Some(e), Some(d)) = (of("execution_accuracy"), of("discovery_accuracy")) {
+            let both = pass(e) && pass(d);
+            groups
+                .entry(JOINT.into())
+                .or_default()
+                .push((both, f64::from(u8::from(both))));
+        }
+    }
+    let mut out = vec![];
+    for (key, values) in groups {
+        if let Some(rates) = Rates::of_values(&values, boot)? {
+            out.push(Row { key, rates });
+        }
+    }
+    Ok(out)
 }
 
 fn rows(
@@ -264,6 +315,7 @@ impl BudgetSummary {
             )?,
             by_app: rows(&scored, |r| r.related_apps.clone(), boot)?,
             by_domain: rows(&scored, |r| vec![r.domain.clone()], boot)?,
+            by_check: by_check(&scored, boot)?,
             pass_at_k: pass_at_k(&scored)?,
             latency,
             prompt_tokens,
@@ -441,6 +493,37 @@ mod tests {
             episode_dirs: vec![PathBuf::new(); results.len()],
             results,
         }
+    }
+
+    #[test]
+    fn sub_checks_have_their_own_rates_and_coda_gets_the_joint_one() {
+        use crate::episode::MetricResult;
+        let with = |ea: f64, da: f64| {
+            let mut r = result("w1", 15, ea.min(da), &[]);
+            r.metrics = vec![
+                MetricResult::plain("execution_accuracy", ea, String::new()),
+                MetricResult::plain("discovery_accuracy", da, String::new()),
+            ];
+            r
+        };
+        let s = summarize(
+            &run(vec![
+                with(1.0, 0.0),
+                with(1.0, 1.0),
+                with(0.0, 1.0),
+                with(1.0, 1.0),
+            ]),
+            None,
+            &Bootstrap::default(),
+        )
+        .unwrap();
+        let rate = |k: &str| {
+            let r = s.budgets[0].by_check.iter().find(|r| r.key == k).unwrap();
+            (r.rates.episodes, r.rates.successes)
+        };
+        assert_eq!(rate("execution_accuracy"), (4, 3));
+        assert_eq!(rate("discovery_accuracy"), (4, 3));
+        assert_eq!(rate("execution_accuracy ∧ discovery_accuracy"), (4, 2));
     }
 
     #[test]

@@ -311,6 +311,7 @@ pub fn write_report(runs: &[Run], out: &Path, opts: &ReportOptions) -> Result<Re
                 ("difficulty", &b.by_difficulty),
                 ("app", &b.by_app),
                 ("domain", &b.by_domain),
+                ("check", &b.by_check),
             ] {
                 groups.extend(rows.iter().map(|r| (by, r.key.as_str(), &r.rates)));
             }
