@@ -236,6 +236,7 @@ const SUPPORTED: &[&str] = &[
     "is_in_list",
     "literal_match",
     "match_in_list",
+    "pipeline_checks",
 ];
 
 /// The metric names [`evaluate`] implements, sorted.
@@ -492,6 +493,7 @@ pub fn evaluate(
         "ds_notebook" => ds::ds_notebook(result, expected, options),
         "execution_accuracy" => ds::execution_accuracy(result, need(metric, expected)?, options),
         "discovery_accuracy" => ds::discovery_accuracy(result, need(metric, expected)?, options),
+        "pipeline_checks" => ds::pipeline_checks(result, options),
         _ => Err(EvalError::UnknownMetric(metric.to_string())),
     }
 }

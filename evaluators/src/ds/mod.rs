@@ -12,6 +12,9 @@
 //! - [`ds_notebook`]: an `.ipynb` that ran top to bottom without errors.
 //! - [`execution_accuracy`], [`discovery_accuracy`]: CoDA-Bench's answer
 //!   and discovery accuracies (module `coda`).
+//! - [`pipeline_checks`]: the silent failures decidable from the agent's
+//!   code (leakage before the split, the test set in a fit, no held-out
+//!   data), parsed as Python.
 //!
 //! All are pure functions of the artifacts; they follow the crate's failure
 //! policy (an unusable result scores 0 with the reason, a broken task is an
@@ -26,6 +29,7 @@ mod image;
 mod notebook;
 mod number;
 mod ocr;
+mod pipeline;
 mod predictions;
 mod table;
 
@@ -41,6 +45,7 @@ pub(crate) use image::ds_image;
 pub(crate) use notebook::ds_notebook;
 pub(crate) use number::ds_number;
 pub(crate) use ocr::ds_image_text;
+pub(crate) use pipeline::pipeline_checks;
 pub(crate) use predictions::ds_predictions;
 pub(crate) use table::ds_table;
 
