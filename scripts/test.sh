@@ -135,7 +135,7 @@ trap cleanup EXIT
   kill "$(cat "$port_file.pid")" 2>/dev/null || true
 )
 
-section "task honesty on the local provider (examples, the ds suite, the file access log task): oracle once, noop"
+section "task honesty on the local provider (examples, the ds suite, the file access log and archive upload tasks): oracle once, noop"
 # CI: every task's oracle once (seed 1) must pass and its noop fail; the VM
 # step below runs 13 of them again on seed 2. --full: the oracle on seeds 1
 # and 2, every gaming attempt and the stale answers (seed 1's answer on
@@ -145,7 +145,8 @@ section "task honesty on the local provider (examples, the ds suite, the file ac
 # cache under /tmp).
 check_args=(--variants oracle,noop --oracle-once)
 if ((full)); then check_args=(--variants oracle,noop,gaming,stale); fi
-target/release/deskenv tasks check tasks/examples tasks/ds controller/tests/tasks/discovery-terminal.json \
+target/release/deskenv tasks check tasks/examples tasks/ds \
+  controller/tests/tasks/discovery-terminal.json controller/tests/tasks/lake-count-terminal.json \
   --provider local --parallel 3 \
   "${check_args[@]}" --out target/deskenv-runs/check
 

@@ -57,6 +57,60 @@ pub enum GenerateError {
     NoGenerator,
     #[error(transparent)]
     Guest(#[from] GuestError),
+    #[error("generator {}: unpacking its {files} files in the machine failed (exit {code:?}): {stderr}", path.display())]
+    Unpack {
+        path: PathBuf,
+        files: usize,
+        code: Option<i32>,
+        stderr: String,
+    },
+}
+
+/// A `vm/` tree with more files than this goes up as one tar archive,
+/// unpacked in the machine, instead of a request per file (a data lake of
+/// 800 files in one request).
+pub const ARCHIVE_ABOVE: usize = 16;
+
+/// A tar archive (ustar, GNU long names) of `files` (machine path, local
+/// file), their paths relative to `/`, written by the host's `tar`.
+fn archive(vm: &Path, files: &[(String, PathBuf)]) -> std::io::Result<Vec<u8>> {
+    let list: String = files
+        .iter()
+        .map(|(target, _)| format!("{}\n", target.trim_start_matches('/')))
+        .collect();
+    let mut child = std::process::Command::new("tar")
+        .args([
+            "--create",
+            "--file=-",
+            "--no-recursion",
+            "--owner=0",
+            "--group=0",
+        ])
+        // --directory applies to the names after it: before the list.
+        .arg("--directory")
+        .arg(vm)
+        .arg("--files-from=-")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let mut stdin = child.stdin.take().expect("piped");
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        stdin.write_all(list.as_bytes())
+    });
+    let out = child.wait_with_output()?;
+    writer
+        .join()
+        .map_err(|_| std::io::Error::other("the file list writer panicked"))??;
+    if !out.status.success() {
+        return Err(std::io::Error::other(format!(
+            "tar exited {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(out.stdout)
 }
 
 /// Where the generator's runs of one episode go: `<episode>/generated/`.
@@ -280,6 +334,9 @@ pub fn vm_files(vm: &Path) -> std::io::Result<Vec<(String, PathBuf)>> {
     Ok(out)
 }
 
+/// Numbers the archives of one controller.
+static UPLOADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 async fn upload(
     script: &Path,
     vm: &Path,
@@ -291,6 +348,37 @@ async fn upload(
         source,
     })?;
     files.retain(|(target, _)| !keep.contains(target));
+    if files.len() > ARCHIVE_ABOVE {
+        let io = |source| GenerateError::Io {
+            path: vm.to_path_buf(),
+            source,
+        };
+        let tar = archive(vm, &files).map_err(io)?;
+        let at = format!(
+            "/tmp/deskenv-upload-{}-{}.tar",
+            std::process::id(),
+            UPLOADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        guest.put_file(&at, tar).await?;
+        let unpack = format!(
+            "tar --extract --file={at} --directory=/ --no-same-owner --no-overwrite-dir --touch; code=$?; rm -f {at}; exit $code"
+        );
+        let r = guest
+            .exec(
+                protocol::api::Command::Shell(unpack),
+                Duration::from_secs(120),
+            )
+            .await?;
+        if r.exit_code != Some(0) {
+            return Err(GenerateError::Unpack {
+                path: script.to_path_buf(),
+                files: files.len(),
+                code: r.exit_code,
+                stderr: r.stderr.trim().to_string(),
+            });
+        }
+        return Ok(files.len());
+    }
     for (target, local) in &files {
         let bytes = std::fs::read(local).map_err(|source| GenerateError::Io {
             path: local.clone(),
