@@ -1,8 +1,12 @@
 //! X display numbers: the first free one from `first_display` (lock
 //! file and socket checked, a dead server's leftovers reclaimed), reserved
-//! within this process until released.
+//! within this process until released, and claimed across processes by a
+//! `flock` on `<tmp>/.deskenv-display-<n>.lock`: two controllers on one
+//! host never start X servers on the same display (the kernel drops a dead
+//! process's claim).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -86,24 +90,68 @@ pub(super) fn reserved_displays() -> &'static Mutex<BTreeSet<u32>> {
     R.get_or_init(|| Mutex::new(BTreeSet::new()))
 }
 
-/// Picks and reserves a display, removing a dead server's leftovers.
+/// The claim files this process holds, by display.
+fn claims() -> &'static Mutex<BTreeMap<u32, std::fs::File>> {
+    static C: OnceLock<Mutex<BTreeMap<u32, std::fs::File>>> = OnceLock::new();
+    C.get_or_init(|| Mutex::new(BTreeMap::new()))
+}
+
+/// The path of display `n`'s claim file under `tmp`.
+pub(super) fn claim_path(tmp: &Path, n: u32) -> PathBuf {
+    tmp.join(format!(".deskenv-display-{n}.lock"))
+}
+
+/// Claims display `n` for this process (a non-blocking `flock`), or None
+/// when another process holds it.
+pub(super) fn claim(tmp: &Path, n: u32) -> Option<std::fs::File> {
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(claim_path(tmp, n))
+        .ok()?;
+    // SAFETY: flock on a file descriptor this function owns.
+    let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    (rc == 0).then_some(f)
+}
+
+/// Picks, claims and reserves a display, removing a dead server's
+/// leftovers. A display another process has claimed is passed over.
 pub(super) fn reserve_display(first: u32, skip: &BTreeSet<u32>, tmp: &Path) -> Option<u32> {
     let mut reserved = reserved_displays()
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    let (n, state) = pick_display(first, DISPLAYS, &reserved, skip, |n| {
-        display_state(tmp, n, STALE_AFTER)
-    })?;
-    if state == DisplayState::Stale {
-        tracing::info!("display :{n}: removing the lock file and socket of a server that is gone");
-        remove_display_files(tmp, n);
+    let mut skip = skip.clone();
+    loop {
+        let (n, state) = pick_display(first, DISPLAYS, &reserved, &skip, |n| {
+            display_state(tmp, n, STALE_AFTER)
+        })?;
+        let Some(file) = claim(tmp, n) else {
+            skip.insert(n);
+            continue;
+        };
+        if state == DisplayState::Stale {
+            tracing::info!(
+                "display :{n}: removing the lock file and socket of a server that is gone"
+            );
+            remove_display_files(tmp, n);
+        }
+        reserved.insert(n);
+        claims()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(n, file);
+        return Some(n);
     }
-    reserved.insert(n);
-    Some(n)
 }
 
 pub(super) fn release_display(n: u32) {
     reserved_displays()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&n);
+    // Closing the file drops the claim.
+    claims()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .remove(&n);
@@ -193,5 +241,27 @@ mod tests {
         assert_eq!(reserve_display(first, &set(&[]), tmp.path()), Some(first));
         release_display(a);
         release_display(b);
+    }
+
+    #[test]
+    fn a_display_another_process_claimed_is_passed_over() {
+        let tmp = tempfile::tempdir().unwrap();
+        let first = 4_200_000;
+        // Another controller's claim: its own open file, locked.
+        let theirs = claim(tmp.path(), first).unwrap();
+        let ours = reserve_display(first, &set(&[]), tmp.path()).unwrap();
+        assert_eq!(ours, first + 1);
+        assert!(
+            claim(tmp.path(), ours).is_none(),
+            "ours is claimed while reserved"
+        );
+        drop(theirs);
+        release_display(ours);
+        assert!(
+            claim(tmp.path(), ours).is_some(),
+            "released, the claim is gone"
+        );
+        assert_eq!(reserve_display(first, &set(&[]), tmp.path()), Some(first));
+        release_display(first);
     }
 }
