@@ -6,6 +6,12 @@ use anyhow::Context;
 use controller::report::{write_report, ReportOptions, Run};
 
 pub fn command(a: ReportArgs) -> anyhow::Result<Exit> {
+    if a.price_per_mtok.is_some_and(|p| !p.is_finite() || p < 0.0) {
+        anyhow::bail!("--price-per-mtok: expected dollars per million tokens, 0 or more");
+    }
+    if a.resamples == 0 {
+        anyhow::bail!("--resamples: expected 1 or more bootstrap resamples");
+    }
     let mut runs = vec![];
     for (i, d) in a.runs.iter().enumerate() {
         runs.push(Run::load(d).with_context(|| format!("run R{} ({})", i + 1, d.display()))?);
