@@ -99,7 +99,7 @@ section "Rust tests (unit + real desktop)"
 # --include-ignored runs them. The VM tests wait for the image, in the last
 # step: here the controller's test binaries that hold only VM tests are left
 # out and serve's VM test is skipped by name. Each test runs exactly once.
-vm_test_binaries=(vm episodes faults)
+vm_test_binaries=(vm host_display episodes faults)
 vm_serve_test=serve_on_qemu
 controller_tests=()
 for f in controller/tests/*.rs; do

@@ -254,7 +254,8 @@ pub async fn run(
         for _ in 0..3 {
             let mut q = vm.qmp().await;
             if let Some(q) = q.as_mut() {
-                let d = crate::provider::qemu::display::screendump_png(q, vm.dir()).await?;
+                let d =
+                    crate::provider::qemu::display::screendump_png(q, vm.dump_path(), None).await?;
                 dumps.push(d.dump_ms + d.encode_ms);
             }
         }

@@ -334,6 +334,12 @@ pub struct EpisodeArgs {
     /// adaptive, or fixed:SECONDS (fixed:2.0 is OSWorld's pause).
     #[arg(long, default_value = "adaptive")]
     pub settle: SettleMode,
+    /// Where screenshots and the settle after each action come from: host
+    /// (QEMU's display read on the host, the guest's CPU not involved;
+    /// the guest agent where the provider has no host display) or guest
+    /// (always the guest agent's capture).
+    #[arg(long, value_enum, default_value = "host")]
+    pub frames: controller::episode::Frames,
     /// The longest wait, in seconds, for an idle guest (no CPU use by the
     /// desktop's processes, a quiet screen) before the evaluation, and in
     /// an agent's `WAIT` (adaptive settle).
@@ -527,6 +533,21 @@ pub enum BenchCmd {
         json: Option<PathBuf>,
         #[command(flatten)]
         machines: MachineArgs,
+    },
+    /// Observing a VM, the guest agent's path against the host's on the
+    /// same VM: screenshot observe, settle, restore.
+    Observe {
+        /// Measurements per row.
+        #[arg(long, default_value_t = 20)]
+        samples: usize,
+        /// Restores to time.
+        #[arg(long, default_value_t = 5)]
+        restores: usize,
+        /// Write the report as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        #[command(flatten)]
+        vm: VmOpts,
     },
     /// Image build, overlay, cold boot, restore, memory, agent round trip.
     Vm {

@@ -44,6 +44,7 @@
 //! # Ok(()) }
 //! ```
 pub mod bench;
+pub mod bench_observe;
 pub mod doctor;
 pub mod episode;
 pub mod guest_client;

@@ -6,6 +6,7 @@
 //! blocking and not thread-safe, so the server keeps it behind a mutex and
 //! calls it from `spawn_blocking`.
 
+use protocol::api::CursorImage;
 use std::time::Instant;
 use x11rb::connection::Connection;
 use x11rb::protocol::shm::{self, ConnectionExt as _};
@@ -256,52 +257,43 @@ impl Capturer {
     }
 
     fn draw_cursor(&self, bgrx: &mut [u8]) -> Result<(i32, i32), CaptureError> {
+        match self.cursor_image()? {
+            Some(img) => {
+                img.blend(
+                    bgrx,
+                    u32::from(self.width),
+                    u32::from(self.height),
+                    4,
+                    [2, 1, 0],
+                );
+                Ok((img.x, img.y))
+            }
+            None => self.pointer(),
+        }
+    }
+
+    /// The cursor's image at the pointer, from XFixes (`None` without it).
+    pub fn cursor_image(&self) -> Result<Option<CursorImage>, CaptureError> {
         if !self.xfixes {
-            return self.pointer();
+            return Ok(None);
         }
         let img = x!(
             "XFixesGetCursorImage",
             x!("XFixesGetCursorImage", self.conn.xfixes_get_cursor_image())?.reply()
         )?;
-        let pos = (i32::from(img.x), i32::from(img.y));
-        blend_cursor(bgrx, u32::from(self.width), u32::from(self.height), &img);
-        Ok(pos)
+        Ok(Some(cursor_of(img)))
     }
 }
 
-/// Alpha-blends the cursor image (premultiplied ARGB) with its hotspot at the pointer.
-fn blend_cursor(bgrx: &mut [u8], width: u32, height: u32, img: &xfixes::GetCursorImageReply) {
-    let (cw, ch) = (i64::from(img.width), i64::from(img.height));
-    let ox = i64::from(img.x) - i64::from(img.xhot);
-    let oy = i64::from(img.y) - i64::from(img.yhot);
-    for cy in 0..ch {
-        let y = oy + cy;
-        if y < 0 || y >= i64::from(height) {
-            continue;
-        }
-        for cx in 0..cw {
-            let x = ox + cx;
-            if x < 0 || x >= i64::from(width) {
-                continue;
-            }
-            let Some(&argb) = img.cursor_image.get((cy * cw + cx) as usize) else {
-                continue;
-            };
-            let a = (argb >> 24) & 0xff;
-            if a == 0 {
-                continue;
-            }
-            let i = ((y * i64::from(width) + x) * 4) as usize;
-            let Some(px) = bgrx.get_mut(i..i + 3) else {
-                continue;
-            };
-            let src = [argb & 0xff, (argb >> 8) & 0xff, (argb >> 16) & 0xff];
-            for k in 0..3 {
-                // premultiplied: out = src + dst * (1 - a)
-                let dst = u32::from(px[k]);
-                px[k] = (src[k] + dst * (255 - a) / 255).min(255) as u8;
-            }
-        }
+fn cursor_of(img: xfixes::GetCursorImageReply) -> CursorImage {
+    CursorImage {
+        x: i32::from(img.x),
+        y: i32::from(img.y),
+        width: img.width,
+        height: img.height,
+        xhot: img.xhot,
+        yhot: img.yhot,
+        argb: img.cursor_image,
     }
 }
 
@@ -455,9 +447,24 @@ mod tests {
             cursor_serial: 0,
             cursor_image: vec![0xffffffff; 4],
         };
-        blend_cursor(&mut f.bgrx, 4, 4, &img);
+        cursor_of(img).blend(&mut f.bgrx, 4, 4, 4, [2, 1, 0]);
         // Only the pixel at (0,0) is on screen: the cursor's bottom-right.
         assert_eq!(&f.bgrx[..3], &[255, 255, 255]);
         assert_eq!(&f.bgrx[4..7], &[0, 0, 0]);
+        // Red with half alpha (premultiplied) over a grey RGB frame: red
+        // lands in the first byte of each pixel, blue in the third.
+        let mut rgb = vec![100u8; 3 * 4];
+        let red = CursorImage {
+            x: 1,
+            y: 0,
+            width: 1,
+            height: 1,
+            xhot: 0,
+            yhot: 0,
+            argb: vec![0x80_80_00_00],
+        };
+        red.blend(&mut rgb, 2, 2, 3, [0, 1, 2]);
+        assert_eq!(&rgb[3..6], &[128 + 49, 49, 49]);
+        assert_eq!(&rgb[..3], &[100, 100, 100]);
     }
 }

@@ -173,6 +173,20 @@ impl AppState {
         .await
     }
 
+    /// The cursor's image at the pointer (`None` without XFixes).
+    pub async fn cursor_image(&self) -> Result<Option<protocol::api::CursorImage>, ApiError> {
+        let cap = self.capturer.clone();
+        blocking("cursor image", CAPTURE_TIMEOUT, move || {
+            cap.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .cursor_image()
+                .map_err(|e| {
+                    ApiError::from_chain(StatusCode::INTERNAL_SERVER_ERROR, "x11_failed", &e)
+                })
+        })
+        .await
+    }
+
     /// The AT-SPI connection, made on first use and remade after a failure.
     pub async fn a11y(&self) -> Result<A11y, ApiError> {
         let mut slot = self.a11y.lock().await;

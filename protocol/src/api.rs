@@ -130,6 +130,10 @@ pub struct ObserveRequest {
     /// Include the accessibility tree, in this form.
     #[serde(default)]
     pub a11y: Option<A11yQuery>,
+    /// Include the cursor's image and hotspot (for a screenshot taken
+    /// elsewhere, e.g. QEMU's display on the host, which has no cursor).
+    #[serde(default)]
+    pub cursor_image: bool,
 }
 
 fn yes() -> bool {
@@ -161,7 +165,65 @@ pub struct ObserveResponse {
     pub image_format: Option<ImageFormat>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub a11y: Option<A11yTree>,
+    /// With `cursor_image`: the cursor as XFixes has it (absent when the X
+    /// server has no XFixes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor_image: Option<CursorImage>,
     pub timings: Timings,
+}
+
+/// The cursor's image: premultiplied ARGB pixels, row by row, drawn with
+/// the hotspot at the pointer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CursorImage {
+    /// The pointer (where the hotspot goes).
+    pub x: i32,
+    pub y: i32,
+    pub width: u16,
+    pub height: u16,
+    pub xhot: u16,
+    pub yhot: u16,
+    pub argb: Vec<u32>,
+}
+
+impl CursorImage {
+    /// Alpha-blends the cursor into a frame of `width`×`height` pixels of
+    /// `bpp` bytes each, whose red, green and blue bytes are at offsets
+    /// `rgb` within a pixel (BGRX: `4, [2, 1, 0]`; RGB: `3, [0, 1, 2]`).
+    pub fn blend(&self, pixels: &mut [u8], width: u32, height: u32, bpp: usize, rgb: [usize; 3]) {
+        let (cw, ch) = (i64::from(self.width), i64::from(self.height));
+        let ox = i64::from(self.x) - i64::from(self.xhot);
+        let oy = i64::from(self.y) - i64::from(self.yhot);
+        for cy in 0..ch {
+            let y = oy + cy;
+            if y < 0 || y >= i64::from(height) {
+                continue;
+            }
+            for cx in 0..cw {
+                let x = ox + cx;
+                if x < 0 || x >= i64::from(width) {
+                    continue;
+                }
+                let Some(&argb) = self.argb.get((cy * cw + cx) as usize) else {
+                    continue;
+                };
+                let a = (argb >> 24) & 0xff;
+                if a == 0 {
+                    continue;
+                }
+                let i = (y * i64::from(width) + x) as usize * bpp;
+                let Some(px) = pixels.get_mut(i..i + bpp) else {
+                    continue;
+                };
+                let src = [(argb >> 16) & 0xff, (argb >> 8) & 0xff, argb & 0xff];
+                for k in 0..3 {
+                    // premultiplied: out = src + dst * (1 - a)
+                    let dst = u32::from(px[rgb[k]]);
+                    px[rgb[k]] = (src[k] + dst * (255 - a) / 255).min(255) as u8;
+                }
+            }
+        }
+    }
 }
 
 /// Wait after actions until the screen is quiet.

@@ -4,7 +4,7 @@ use super::{open_image, write_json};
 use crate::cli::{defaults, MachineArgs, RunArgs, VmOpts};
 use crate::exit::Exit;
 use controller::bench;
-use controller::provider::qemu::QemuConfig;
+use controller::provider::qemu::{QemuConfig, QemuProvider};
 use std::path::{Path, PathBuf};
 
 /// `deskenv bench episodes`: `deskenv run` with the scripted agent at
@@ -70,6 +70,35 @@ pub async fn vm(
     })
     .await?;
     print!("{}", bench::table(&report));
+    if let Some(p) = json {
+        write_json(&p, &report)?;
+    }
+    Ok(Exit::Ok)
+}
+
+/// `deskenv bench observe`.
+pub async fn observe(
+    cache: &Path,
+    samples: usize,
+    restores: usize,
+    json: Option<PathBuf>,
+    vm: &VmOpts,
+) -> anyhow::Result<Exit> {
+    let provider = super::provider(cache, vm)?;
+    let image = open_image(cache, &vm.image)?;
+    let zstd = QemuProvider::new(
+        image,
+        QemuConfig {
+            ram_file: false,
+            ..super::qemu_config(vm)
+        },
+        cache.to_path_buf(),
+    )?;
+    let report = controller::bench_observe::run(&provider, &zstd, samples, restores, |m| {
+        eprintln!("bench: {m}")
+    })
+    .await?;
+    print!("{}", controller::bench_observe::table(&report));
     if let Some(p) = json {
         write_json(&p, &report)?;
     }

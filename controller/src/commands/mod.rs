@@ -52,6 +52,12 @@ pub async fn dispatch(cache: &Path, command: Top) -> anyhow::Result<Exit> {
             json,
             machines,
         }) => bench::episodes(cache, tasks, from, model_latency, json, machines).await,
+        Top::Bench(BenchCmd::Observe {
+            samples,
+            restores,
+            json,
+            vm,
+        }) => bench::observe(cache, samples, restores, json, &vm).await,
         Top::Bench(BenchCmd::Vm {
             runs,
             skip_cold,
@@ -94,7 +100,7 @@ fn open_image(cache: &Path, dir: &Option<std::path::PathBuf>) -> anyhow::Result<
 }
 
 /// The QEMU settings the VM flags name.
-fn qemu_config(o: &VmOpts) -> QemuConfig {
+pub(crate) fn qemu_config(o: &VmOpts) -> QemuConfig {
     QemuConfig {
         binary: o.qemu.clone(),
         accel: o.accel.into(),
@@ -104,7 +110,7 @@ fn qemu_config(o: &VmOpts) -> QemuConfig {
     }
 }
 
-fn provider(cache: &Path, o: &VmOpts) -> anyhow::Result<QemuProvider> {
+pub(crate) fn provider(cache: &Path, o: &VmOpts) -> anyhow::Result<QemuProvider> {
     let image = open_image(cache, &o.image)?;
     Ok(QemuProvider::new(
         image,

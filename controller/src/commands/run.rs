@@ -95,6 +95,7 @@ pub async fn run_tasks(cache: &Path, a: RunArgs) -> anyhow::Result<RunOutcome> {
         episode: EpisodeSettings {
             time_limit: Duration::from_secs_f64(e.time_limit),
             settle: e.settle,
+            frames: e.frames,
             idle_cap: Duration::from_secs_f64(e.idle_cap),
             faults,
             seed: e.seed,

@@ -144,6 +144,7 @@ pub async fn check_honest(cache: &Path, a: CheckArgs) -> anyhow::Result<Exit> {
             episode: EpisodeSettings {
                 time_limit: Duration::from_secs_f64(e.time_limit),
                 settle: e.settle,
+                frames: e.frames,
                 idle_cap: Duration::from_secs_f64(e.idle_cap),
                 seed,
                 plant,

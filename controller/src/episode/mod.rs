@@ -27,6 +27,20 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+/// Where screenshots and the settle after an action come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Frames {
+    /// The host's view of the machine's display where the provider has one
+    /// (QEMU: a screendump, encoded on the host; the settle differences
+    /// host frames), else the guest agent. The guest adds the cursor's
+    /// image and the accessibility tree.
+    #[default]
+    Host,
+    /// Always the guest agent (its capture and its settle).
+    Guest,
+}
+
 /// How to wait after each action.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub enum SettleMode {
@@ -71,6 +85,8 @@ pub struct EpisodeSettings {
     /// Wall-clock limit of the step loop.
     pub time_limit: Duration,
     pub settle: SettleMode,
+    /// Where screenshots and settles come from (`--frames`).
+    pub frames: Frames,
     /// The longest wait for an idle guest before postconfig and the
     /// evaluation.
     pub idle_cap: Duration,
@@ -117,6 +133,7 @@ impl EpisodeSettings {
             max_steps,
             time_limit: Duration::from_secs(600),
             settle: SettleMode::Adaptive,
+            frames: Frames::Host,
             idle_cap: DEFAULT_IDLE_CAP,
             faults: faults::Faults::default(),
             attempt: 1,
@@ -349,16 +366,40 @@ impl Episode<'_> {
     /// One observation, its files written. `None`: the episode ends.
     async fn observe(&mut self, step: usize) -> Option<Observed> {
         let client = self.machine.guest();
+        let wants_shot = self.s.observation.wants_screenshot();
+        let host = wants_shot && self.host_frames();
         let req = ObserveRequest {
-            screenshot: self.s.observation.wants_screenshot(),
+            screenshot: wants_shot && !host,
             image_format: ImageFormat::Png,
             quality: None,
             a11y: self.s.observation.wants_a11y().then(|| A11yQuery {
                 format: A11yFormat::Linear,
                 ..Default::default()
             }),
+            cursor_image: host,
         };
-        let obs = match client.observe(&req).await {
+        // With host frames, the guest's part (the tree, the cursor) and the
+        // host's frame are taken at the same time.
+        let observed = if host {
+            self.machine
+                .host_observe(&req)
+                .await
+                .map(|(o, png)| (o, Some(png)))
+                .map_err(|e| e.to_string())
+        } else {
+            client
+                .observe(&req)
+                .await
+                .map(|o| {
+                    let png = o
+                        .screenshot
+                        .as_deref()
+                        .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok());
+                    (o, png)
+                })
+                .map_err(|e| e.to_string())
+        };
+        let (obs, png) = match observed {
             Ok(o) => o,
             Err(e) => {
                 self.env_fault(format!("step {}: observe: {e}", step + 1))
@@ -366,10 +407,6 @@ impl Episode<'_> {
                 return None;
             }
         };
-        let png = obs
-            .screenshot
-            .as_deref()
-            .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok());
         let a11y_truncated = obs.a11y.as_ref().filter(|t| t.truncated).map(|t| {
             t.reason
                 .clone()
@@ -406,6 +443,11 @@ impl Episode<'_> {
         })
     }
 
+    /// Whether this episode's screenshots and settles come from the host.
+    fn host_frames(&self) -> bool {
+        self.s.frames == Frames::Host && self.machine.host_display()
+    }
+
     /// Runs one decision; the trajectory line's `info` or the error.
     async fn act(&mut self, d: &Decision, step: usize) -> (Result<serde_json::Value, String>, f64) {
         let client = self.machine.guest();
@@ -418,19 +460,23 @@ impl Episode<'_> {
             }),
             SettleMode::Fixed(_) => None,
         };
-        let info = |a: protocol::api::ActionsResponse| serde_json::json!({"mode": a.mode, "executed": a.executed, "settle": a.settle});
+        // On the host, the settle runs after the guest's answer, on host
+        // frames; the guest only runs the actions.
+        let host_settle = settle.filter(|_| self.host_frames());
+        let guest_settle = settle.filter(|_| host_settle.is_none());
+        let info = |a: protocol::api::ActionsResponse| serde_json::json!({"mode": a.mode, "executed": a.executed, "terminal": a.terminal, "settle": a.settle});
         let outcome = match d {
             Decision::Code(code) => client
                 .pyautogui(&PyautoguiRequest {
                     code: code.clone(),
-                    settle,
+                    settle: guest_settle,
                 })
                 .await
                 .map(info),
             Decision::Action(a) => client
                 .actions(&ActionsRequest {
                     actions: vec![a.clone()],
-                    settle,
+                    settle: guest_settle,
                 })
                 .await
                 .map(info),
@@ -459,6 +505,26 @@ impl Episode<'_> {
             },
             Decision::Done | Decision::Fail => Ok(serde_json::json!({})),
         };
+        let mut outcome = outcome;
+        if let (Some(st), Ok(info)) = (&host_settle, &mut outcome) {
+            // As the guest does: no settle after a lone DONE or FAIL.
+            let ran = info.get("terminal").is_none_or(|t| t.is_null())
+                || info.get("executed").and_then(|x| x.as_u64()).unwrap_or(0) > 0;
+            if ran && matches!(d, Decision::Code(_) | Decision::Action(_)) {
+                match self.machine.host_settle(st).await {
+                    Ok(rep) => {
+                        info["settle"] = serde_json::json!(rep);
+                        info["settle_on"] = "host".into();
+                    }
+                    Err(e) => {
+                        let what =
+                            format!("step {}: settling on the host's display: {e}", step + 1);
+                        self.env_fault(what.clone()).await;
+                        return (Err(what), 0.0);
+                    }
+                }
+            }
+        }
         let mut fixed_ms = 0.0;
         if let (SettleMode::Fixed(x), Decision::Code(_) | Decision::Action(_)) = (self.s.settle, d)
         {

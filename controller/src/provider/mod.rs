@@ -229,6 +229,45 @@ pub trait Machine: Send + Sync {
     fn pid(&self) -> Option<u32>;
     /// A PNG of the screen taken from the host side, without the guest agent.
     fn screenshot(&self) -> BoxFuture<'_, Result<Vec<u8>, ProviderError>>;
+    /// Whether [`Machine::host_screenshot`] and [`Machine::host_settle`]
+    /// work: frames taken on the host (QEMU's display), which cost the
+    /// guest's CPU nothing.
+    fn host_display(&self) -> bool {
+        false
+    }
+    /// A PNG of the screen from the host's display, `cursor` drawn in.
+    fn host_screenshot<'a>(
+        &'a self,
+        cursor: Option<&'a protocol::api::CursorImage>,
+    ) -> BoxFuture<'a, Result<Vec<u8>, ProviderError>> {
+        let _ = cursor;
+        async move { Err(self.no_host_display()) }.boxed()
+    }
+    /// The guest's observation (`req`, its cursor image asked for) and, at
+    /// the same time, the host's frame, the cursor drawn in: the PNG.
+    fn host_observe<'a>(
+        &'a self,
+        req: &'a protocol::api::ObserveRequest,
+    ) -> BoxFuture<'a, Result<(protocol::api::ObserveResponse, Vec<u8>), ProviderError>> {
+        let _ = req;
+        async move { Err(self.no_host_display()) }.boxed()
+    }
+    /// Waits on the host's display until the screen is quiet (`s.idle` is
+    /// the guest's to measure and is not looked at).
+    fn host_settle<'a>(
+        &'a self,
+        s: &'a protocol::api::Settle,
+    ) -> BoxFuture<'a, Result<protocol::api::SettleReport, ProviderError>> {
+        let _ = s;
+        async move { Err(self.no_host_display()) }.boxed()
+    }
+    #[doc(hidden)]
+    fn no_host_display(&self) -> ProviderError {
+        ProviderError::Config(format!(
+            "machine {}: its provider has no host-side display",
+            self.name()
+        ))
+    }
     /// Fails with a clear error when the machine is gone (QEMU exited).
     fn check(&self) -> Result<(), ProviderError>;
     /// Why the machine does not answer, checked from the outside in: the

@@ -147,11 +147,19 @@ async fn observe(
             None => Ok(None),
         }
     };
-    let (shot, tree) = tokio::join!(shot, tree);
-    let (shot, tree) = (shot?, tree?);
-    let cursor = match &shot {
-        Some((_, frame, _)) => frame.cursor,
-        None => s.pointer().await?,
+    let cursor_image = async {
+        if req.cursor_image {
+            s.cursor_image().await
+        } else {
+            Ok(None)
+        }
+    };
+    let (shot, tree, cursor_image) = tokio::join!(shot, tree, cursor_image);
+    let (shot, tree, cursor_image) = (shot?, tree?, cursor_image?);
+    let cursor = match (&shot, &cursor_image) {
+        (Some((_, frame, _)), _) => frame.cursor,
+        (None, Some(c)) => (c.x, c.y),
+        (None, None) => s.pointer().await?,
     };
     let mut timings = Timings::default();
     let screenshot = shot.map(|(bytes, frame, encode_ms)| {
@@ -173,6 +181,7 @@ async fn observe(
         image_format: screenshot.as_ref().map(|_| req.image_format),
         screenshot,
         a11y,
+        cursor_image,
         timings,
     }))
 }

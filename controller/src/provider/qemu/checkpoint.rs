@@ -47,7 +47,7 @@ impl QemuVm {
             };
             q.execute("stop", None).await.map_err(qerr)?;
             let saved = async {
-                migrate_to(q, &self.name, &tmp_state, dir).await?;
+                migrate_to(q, &self.name, &tmp_state, dir, self.ram_file).await?;
                 // The migration flushed the disk; the overlay is whole.
                 let overlay = self.dir.join("overlay.qcow2");
                 std::fs::copy(&overlay, snap.disk()).map_err(io(format!(
@@ -74,6 +74,8 @@ impl QemuVm {
                 .map(|m| m.len())
                 .unwrap_or(0),
             disk_bytes: std::fs::metadata(snap.disk()).map(|m| m.len()).unwrap_or(0),
+            // The stream holds the RAM (a private mapping is not shared).
+            ram_bytes: 0,
             phases: vec![("save checkpoint".into(), t.elapsed().as_secs_f64())],
             ..base
         };

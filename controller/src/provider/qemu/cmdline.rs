@@ -41,6 +41,9 @@ impl QemuProvider {
             "-rtc".into(),
             "base=utc".into(),
         ];
+        if self.config.ram_file {
+            a.extend(["-machine".into(), format!("memory-backend={RAM_ID}")]);
+        }
         a.shrink_to_fit();
         a
     }
@@ -65,6 +68,29 @@ impl QemuProvider {
         ]
     }
 
+    /// The guest RAM's backend (with [`super::QemuConfig::ram_file`]; none
+    /// without it, QEMU's default).
+    pub(super) fn ram_args(&self, ram: Ram<'_>) -> Vec<String> {
+        if !self.config.ram_file {
+            return vec![];
+        }
+        let size = format!("size={}M", self.config.memory_mib);
+        let object = match ram {
+            Ram::Anonymous => format!("memory-backend-ram,id={RAM_ID},{size}"),
+            Ram::Shared(p) => format!(
+                "memory-backend-file,id={RAM_ID},{size},mem-path={},share=on",
+                p.display()
+            ),
+            // Opened read-only and mapped private, writable: the file is
+            // never written.
+            Ram::Private(p) => format!(
+                "memory-backend-file,id={RAM_ID},{size},mem-path={},share=off,readonly=on,rom=off",
+                p.display()
+            ),
+        };
+        vec!["-object".into(), object]
+    }
+
     pub(super) fn key_inputs(&self, accel: Accel) -> KeyInputs {
         KeyInputs {
             image_digest: self.image.digest(),
@@ -74,6 +100,22 @@ impl QemuProvider {
             warmup: self.image.manifest.guest.warmup.clone(),
         }
     }
+}
+
+/// The id of the guest RAM's memory backend (its RAM block's name in the
+/// migration stream).
+pub(super) const RAM_ID: &str = "pc.ram";
+
+/// Where a VM's guest RAM lives.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Ram<'a> {
+    /// Anonymous memory (a cold boot without snapshots; a start from a
+    /// checkpoint, whose stream holds all of it).
+    Anonymous,
+    /// This file, written through (the VM that makes the ready snapshot).
+    Shared(&'a Path),
+    /// This file, mapped copy-on-write (a restore).
+    Private(&'a Path),
 }
 
 /// A free TCP port on 127.0.0.1 (QEMU binds it a moment later; a clash is

@@ -76,6 +76,13 @@ pub struct QemuConfig {
     pub boot_stall: Duration,
     /// The image's warm-up before the snapshot is saved.
     pub warmup_timeout: Duration,
+    /// Keep the ready snapshot's guest RAM in a file of its own (`ram`,
+    /// written by the VM that made the snapshot through a shared file
+    /// mapping), which each restore maps privately, copy-on-write,
+    /// instead of decompressing it: the migration stream (`x-ignore-shared`)
+    /// then holds only the devices. false: the whole state in zstd (part
+    /// of the snapshot key).
+    pub ram_file: bool,
 }
 
 impl Default for QemuConfig {
@@ -94,6 +101,7 @@ impl Default for QemuConfig {
             kvm_watchdog: Duration::from_secs(20),
             boot_stall: Duration::from_secs(90),
             warmup_timeout: Duration::from_secs(400),
+            ram_file: true,
         }
     }
 }
@@ -177,6 +185,10 @@ impl QemuProvider {
 
     pub fn cache(&self) -> &Path {
         &self.cache
+    }
+
+    pub fn config(&self) -> &QemuConfig {
+        &self.config
     }
 
     pub fn qemu_version(&self) -> &str {

@@ -114,7 +114,7 @@ pub async fn screenshot(cache: &Path, name: &str) -> Result<Screendump, NamedErr
             name: name.to_string(),
             source,
         })?;
-    display::screendump_png(&mut q, &dir(cache, name))
+    display::screendump_png(&mut q, &dir(cache, name).join("screen.ppm"), None)
         .await
         .map_err(|source| NamedError::Display {
             name: name.to_string(),

@@ -165,6 +165,7 @@ impl QemuVm {
         &self,
         snap: &Snapshot,
         timeout: Duration,
+        ignore_shared: bool,
         phases: &mut Vec<(String, f64)>,
     ) -> Result<(), ProviderError> {
         let t = Instant::now();
@@ -180,6 +181,9 @@ impl QemuVm {
             "exec:zstd -d -c -q {}",
             shell_quote(&snap.state().display().to_string())
         );
+        if ignore_shared {
+            super::save::set_ignore_shared(q).await.map_err(qerr)?;
+        }
         q.execute("migrate-incoming", Some(serde_json::json!({ "uri": uri })))
             .await
             .map_err(qerr)?;

@@ -63,7 +63,7 @@ impl QemuProvider {
                 })
             };
             q.execute("stop", None).await.map_err(qerr)?;
-            migrate_to(q, &vm.name, &tmp_state, &dir).await?;
+            migrate_to(q, &vm.name, &tmp_state, &dir, self.config.ram_file).await?;
             let _ = q.execute("quit", None).await;
         }
         phases.push(("save state".into(), t.elapsed().as_secs_f64()));
@@ -77,10 +77,20 @@ impl QemuProvider {
         )))?;
         std::fs::rename(&tmp_state, snap.state())
             .map_err(io(format!("renaming {}", tmp_state.display())))?;
+        let ram = vm.dir.join("ram");
+        if self.config.ram_file {
+            std::fs::rename(&ram, snap.ram()).map_err(io(format!(
+                "moving {} to {}",
+                ram.display(),
+                snap.ram().display()
+            )))?;
+        }
         {
             use std::os::unix::fs::PermissionsExt;
-            // The frozen disk must never be booted or written again.
-            let _ = std::fs::set_permissions(&disk, std::fs::Permissions::from_mode(0o444));
+            // The frozen disk and RAM must never be booted or written again.
+            for f in [disk.clone(), snap.ram()] {
+                let _ = std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o444));
+            }
         }
         vm.destroy();
         let meta = SnapshotMeta {
@@ -94,6 +104,11 @@ impl QemuProvider {
                 .map(|m| m.len())
                 .unwrap_or(0),
             disk_bytes: std::fs::metadata(&disk).map(|m| m.len()).unwrap_or(0),
+            ram_bytes: if self.config.ram_file {
+                std::fs::metadata(snap.ram()).map(|m| m.len()).unwrap_or(0)
+            } else {
+                0
+            },
             phases,
         };
         let tmp = dir.join("snapshot.json.tmp");
@@ -117,6 +132,7 @@ pub(super) async fn migrate_to(
     vm: &str,
     file: &Path,
     dir: &Path,
+    ignore_shared: bool,
 ) -> Result<(), ProviderError> {
     let qerr = |source| {
         ProviderError::from(QemuError::Qmp {
@@ -130,6 +146,9 @@ pub(super) async fn migrate_to(
     )
     .await
     .map_err(qerr)?;
+    if ignore_shared {
+        set_ignore_shared(q).await.map_err(qerr)?;
+    }
     let uri = format!(
         "exec:zstd -1 -T2 -q -o {}",
         shell_quote(&file.display().to_string())
@@ -160,4 +179,19 @@ pub(super) async fn migrate_to(
         }
     }
     Ok(())
+}
+
+/// Leaves RAM blocks that live in a shared file out of the migration
+/// stream (`x-ignore-shared`); set on both ends with `ram_file`, so that a
+/// ready snapshot's stream holds the devices only and a checkpoint's (of a
+/// VM whose RAM is a private mapping, not shared) still holds its RAM.
+pub(super) async fn set_ignore_shared(q: &mut Qmp) -> Result<(), super::qmp::QmpError> {
+    q.execute(
+        "migrate-set-capabilities",
+        Some(serde_json::json!({
+            "capabilities": [{ "capability": "x-ignore-shared", "state": true }]
+        })),
+    )
+    .await
+    .map(|_| ())
 }

@@ -64,6 +64,10 @@ pub struct SnapshotMeta {
     pub created_at: u64,
     pub state_bytes: u64,
     pub disk_bytes: u64,
+    /// The guest RAM is in `ram` (this many bytes), left out of the state
+    /// stream; 0: the stream holds it (zstd mode, checkpoints).
+    #[serde(default)]
+    pub ram_bytes: u64,
     /// Phases of the boot that made it (seconds).
     pub phases: Vec<(String, f64)>,
 }
@@ -90,6 +94,11 @@ impl Snapshot {
 
     pub fn disk(&self) -> PathBuf {
         self.dir.join("disk.qcow2")
+    }
+
+    /// The guest RAM, with `ram_file` (a ready snapshot only).
+    pub fn ram(&self) -> PathBuf {
+        self.dir.join("ram")
     }
 
     pub fn state(&self) -> PathBuf {
@@ -140,6 +149,21 @@ impl Snapshot {
                     dir,
                     file,
                     reason: "wrong magic number".into(),
+                });
+            }
+        }
+        if meta.ram_bytes > 0 {
+            let len = std::fs::metadata(self.ram())
+                .map_err(|_| SnapshotError::Missing {
+                    dir: dir.clone(),
+                    file: "ram",
+                })?
+                .len();
+            if len != meta.ram_bytes {
+                return Err(SnapshotError::Corrupt {
+                    dir,
+                    file: "ram",
+                    reason: format!("{len} bytes, {} when saved", meta.ram_bytes),
                 });
             }
         }
@@ -263,6 +287,7 @@ mod tests {
             created_at: 0,
             state_bytes: 8,
             disk_bytes: 0,
+            ram_bytes: 0,
             phases: vec![],
         };
         let e = s.check(&meta).unwrap_err().to_string();
@@ -272,6 +297,18 @@ mod tests {
         assert!(e.contains("disk.qcow2 is missing"), "{e}");
         std::fs::write(s.disk(), b"QFI\xfbxxxx").unwrap();
         s.check(&meta).unwrap();
+        // A snapshot whose RAM is a file of its own needs it, whole.
+        let with_ram = SnapshotMeta {
+            ram_bytes: 16,
+            ..meta.clone()
+        };
+        let e = s.check(&with_ram).unwrap_err().to_string();
+        assert!(e.contains("ram is missing"), "{e}");
+        std::fs::write(s.ram(), [0u8; 8]).unwrap();
+        let e = s.check(&with_ram).unwrap_err().to_string();
+        assert!(e.contains("ram is corrupt: 8 bytes, 16 when saved"), "{e}");
+        std::fs::write(s.ram(), [0u8; 16]).unwrap();
+        s.check(&with_ram).unwrap();
         std::fs::write(s.state(), [0u8; 8]).unwrap();
         let e = s.check(&meta).unwrap_err().to_string();
         assert!(

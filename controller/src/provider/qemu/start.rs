@@ -1,7 +1,7 @@
 //! One start: a VM folder with an overlay, QEMU spawned in it, then a
 //! cold boot to a healthy agent or a restore from the ready snapshot.
 
-use super::cmdline::{free_port, shell_join};
+use super::cmdline::{free_port, shell_join, Ram};
 use super::{write_owner, Accel, Lifetime, QemuError, QemuProvider, QemuVm};
 use crate::error_chain;
 use crate::provider::qemu::snapshot::{FileLock, Snapshot, SnapshotMeta};
@@ -23,7 +23,7 @@ impl QemuProvider {
         events: &mut Vec<StartEvent>,
     ) -> Result<QemuVm, ProviderError> {
         if !self.config.use_snapshot {
-            return self.cold_boot(name, lifetime, accel, watchdog).await;
+            return self.cold_boot(name, lifetime, accel, watchdog, false).await;
         }
         let (snap, meta) = self.ensure_snapshot(accel, watchdog, notes, events).await?;
         self.restore(name, lifetime, &snap, &meta).await
@@ -60,7 +60,7 @@ impl QemuProvider {
         let t = Instant::now();
         let name = format!("snapshot-{}", std::process::id());
         let vm = self
-            .cold_boot(&name, Lifetime::Guarded, accel, watchdog)
+            .cold_boot(&name, Lifetime::Guarded, accel, watchdog, true)
             .await?;
         let boot = vm.started.clone();
         let meta = self.save_snapshot(vm, &snap, inputs, boot).await?;
@@ -138,6 +138,7 @@ impl QemuProvider {
         lifetime: Lifetime,
         accel: Accel,
         backing: &Path,
+        ram: Ram<'_>,
         extra: &[&str],
     ) -> Result<(QemuVm, f64), ProviderError> {
         let (dir, overlay_s) = self.prepare_dir(name, lifetime, backing).await?;
@@ -151,12 +152,20 @@ impl QemuProvider {
         };
         let mut args = self.device_args(accel);
         args.extend(self.instance_args(name, &dir, port));
+        // A shared RAM file lives in the VM's folder until the snapshot
+        // takes it.
+        let shared = dir.join("ram");
+        args.extend(self.ram_args(match ram {
+            Ram::Shared(_) => Ram::Shared(&shared),
+            r => r,
+        }));
         args.extend(extra.iter().map(|a| a.to_string()));
         match self.spawn_qemu(&dir, name, args, lifetime) {
-            Ok(child) => Ok((
-                QemuVm::new(name, dir, child, port, lifetime, accel),
-                overlay_s,
-            )),
+            Ok(child) => {
+                let mut vm = QemuVm::new(name, dir, child, port, lifetime, accel);
+                vm.ram_file = self.config.ram_file;
+                Ok((vm, overlay_s))
+            }
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&dir);
                 reaper::unregister_dir(&dir);
@@ -211,14 +220,21 @@ impl QemuProvider {
         lifetime: Lifetime,
         accel: Accel,
         watchdog: bool,
+        for_snapshot: bool,
     ) -> Result<QemuVm, ProviderError> {
         let t0 = Instant::now();
         let mut phases = Vec::new();
+        // The folder's own `ram` (the path is fixed by `launch`).
+        let ram = if for_snapshot {
+            Ram::Shared(Path::new("ram"))
+        } else {
+            Ram::Anonymous
+        };
         let mut attempt = 0;
         loop {
             attempt += 1;
             let (mut vm, overlay_s) = self
-                .launch(name, lifetime, accel, &self.image.base(), &[])
+                .launch(name, lifetime, accel, &self.image.base(), ram, &[])
                 .await?;
             phases.push(("overlay".to_string(), overlay_s));
             let port = vm.port;
@@ -289,15 +305,36 @@ impl QemuProvider {
             attempt += 1;
             let mut phases = Vec::new();
             let t = Instant::now();
+            // A ready snapshot's RAM file, mapped; a checkpoint has none
+            // (its stream holds the RAM).
+            let ram_file = snap.ram();
+            let ram = if meta.ram_bytes > 0 {
+                Ram::Private(&ram_file)
+            } else {
+                Ram::Anonymous
+            };
             let (mut vm, overlay_s) = self
-                .launch(name, lifetime, accel, &snap.disk(), &["-incoming", "defer"])
+                .launch(
+                    name,
+                    lifetime,
+                    accel,
+                    &snap.disk(),
+                    ram,
+                    &["-incoming", "defer"],
+                )
                 .await?;
             phases.push(("overlay".to_string(), overlay_s));
             let r = async {
                 vm.connect_qmp().await?;
                 phases.push(("start qemu".into(), t.elapsed().as_secs_f64() - overlay_s));
-                vm.incoming(snap, self.config.restore_timeout, &mut phases)
-                    .await?;
+                vm.incoming(
+                    snap,
+                    self.config.restore_timeout,
+                    self.config.ram_file,
+                    &mut phases,
+                )
+                .await?;
+                phases.push((restore_path_phase(&ram).into(), 0.0));
                 vm.wait_healthy(
                     self,
                     Instant::now() + self.config.restore_timeout,
@@ -347,5 +384,14 @@ impl QemuProvider {
                 }
             }
         }
+    }
+}
+
+/// The restore's path, as a zero-length phase in the start report (and so
+/// in run.json's start figures): `restore path: ram file` or `… zstd`.
+fn restore_path_phase(ram: &Ram<'_>) -> &'static str {
+    match ram {
+        Ram::Private(_) => "restore path: ram file",
+        _ => "restore path: zstd",
     }
 }

@@ -81,7 +81,7 @@ async fn page(State(s): State<Arc<ViewState>>) -> Html<String> {
 
 async fn screen(State(s): State<Arc<ViewState>>) -> Response {
     let mut q = s.qmp.lock().await;
-    match display::screendump_png(&mut q, &s.dir).await {
+    match display::screendump_png(&mut q, &s.dir.join("view.ppm"), None).await {
         Ok(d) => (
             [
                 (header::CONTENT_TYPE, "image/png"),

@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 pub struct QemuVm {
     pub(super) name: String,
     pub(super) dir: PathBuf,
+    /// Its screendumps (in RAM where there is a /dev/shm).
+    pub(super) dump_path: PathBuf,
     pub(super) child: Mutex<Option<Child>>,
     pub(super) pid: u32,
     pub(super) port: u16,
@@ -30,6 +32,8 @@ pub struct QemuVm {
     pub(super) started: StartReport,
     /// The snapshot (or checkpoint) it was restored from; None: cold-booted.
     pub(super) restored_from: Option<super::snapshot::SnapshotMeta>,
+    /// Its migrations leave shared RAM files out (`QemuConfig::ram_file`).
+    pub(super) ram_file: bool,
     pub(super) destroyed: std::sync::atomic::AtomicBool,
 }
 
@@ -54,6 +58,7 @@ impl QemuVm {
     ) -> QemuVm {
         QemuVm {
             name: name.to_string(),
+            dump_path: display::dump_path(&dir, name),
             dir,
             pid: child.id(),
             child: Mutex::new(Some(child)),
@@ -70,6 +75,7 @@ impl QemuVm {
                 events: vec![],
             },
             restored_from: None,
+            ram_file: false,
             destroyed: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -158,6 +164,7 @@ impl QemuVm {
         }
         reaper::unregister_dir(&self.dir);
         let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = std::fs::remove_file(&self.dump_path);
     }
 
     /// Quits QEMU through QMP (kill after 5 s) and removes the folder.
@@ -199,6 +206,27 @@ impl QemuVm {
             .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
+    fn no_qmp(&self) -> ProviderError {
+        ProviderError::Unreachable {
+            machine: format!("VM {}", self.name),
+            what: "no QMP connection".into(),
+            source: None,
+        }
+    }
+
+    fn display_failed(&self, what: &str, e: display::DisplayError) -> ProviderError {
+        ProviderError::Unreachable {
+            machine: format!("VM {}", self.name),
+            what: what.into(),
+            source: Some(Box::new(e)),
+        }
+    }
+
+    /// Where its screendumps go.
+    pub fn dump_path(&self) -> &Path {
+        &self.dump_path
+    }
+
     /// The QMP connection, for host-side operations.
     pub async fn qmp(&self) -> tokio::sync::MutexGuard<'_, Option<Qmp>> {
         self.qmp.lock().await
@@ -236,22 +264,81 @@ impl Machine for QemuVm {
     }
 
     fn screenshot(&self) -> BoxFuture<'_, Result<Vec<u8>, ProviderError>> {
+        self.host_screenshot(None)
+    }
+
+    fn host_display(&self) -> bool {
+        true
+    }
+
+    fn host_screenshot<'a>(
+        &'a self,
+        cursor: Option<&'a protocol::api::CursorImage>,
+    ) -> BoxFuture<'a, Result<Vec<u8>, ProviderError>> {
         async move {
             self.check()?;
             let mut guard = self.qmp.lock().await;
-            let q = guard.as_mut().ok_or_else(|| ProviderError::Unreachable {
-                machine: format!("VM {}", self.name),
-                what: "no QMP connection".into(),
-                source: None,
-            })?;
-            display::screendump_png(q, &self.dir)
+            let q = guard.as_mut().ok_or_else(|| self.no_qmp())?;
+            display::screendump_png(q, &self.dump_path, cursor)
                 .await
                 .map(|s| s.png)
-                .map_err(|e| ProviderError::Unreachable {
-                    machine: format!("VM {}", self.name),
-                    what: "the host-side screendump failed".into(),
-                    source: Some(Box::new(e)),
-                })
+                .map_err(|e| self.display_failed("the host-side screendump failed", e))
+        }
+        .boxed()
+    }
+
+    fn host_observe<'a>(
+        &'a self,
+        req: &'a protocol::api::ObserveRequest,
+    ) -> BoxFuture<'a, Result<(protocol::api::ObserveResponse, Vec<u8>), ProviderError>> {
+        async move {
+            self.check()?;
+            let req = protocol::api::ObserveRequest {
+                screenshot: false,
+                cursor_image: true,
+                ..req.clone()
+            };
+            let mut guard = self.qmp.lock().await;
+            let q = guard.as_mut().ok_or_else(|| self.no_qmp())?;
+            let (obs, frame) =
+                tokio::join!(self.agent.observe(&req), display::grab(q, &self.dump_path));
+            let obs = obs.map_err(|e| ProviderError::Unreachable {
+                machine: format!("VM {}", self.name),
+                what: "the guest agent's observe failed".into(),
+                source: Some(Box::new(e)),
+            })?;
+            let mut f =
+                frame.map_err(|e| self.display_failed("the host-side screendump failed", e))?;
+            drop(guard);
+            if let Some(c) = &obs.cursor_image {
+                c.blend(&mut f.rgb, f.width, f.height, 3, [0, 1, 2]);
+            }
+            let png =
+                tokio::task::spawn_blocking(move || display::encode_png(f.width, f.height, &f.rgb))
+                    .await
+                    .map_err(|e| {
+                        self.display_failed(
+                            "encoding the host's frame",
+                            display::DisplayError::Png(e.to_string()),
+                        )
+                    })?
+                    .map_err(|e| self.display_failed("encoding the host's frame", e))?;
+            Ok((obs, png))
+        }
+        .boxed()
+    }
+
+    fn host_settle<'a>(
+        &'a self,
+        s: &'a protocol::api::Settle,
+    ) -> BoxFuture<'a, Result<protocol::api::SettleReport, ProviderError>> {
+        async move {
+            self.check()?;
+            let mut guard = self.qmp.lock().await;
+            let q = guard.as_mut().ok_or_else(|| self.no_qmp())?;
+            display::settle(q, &self.dump_path, s)
+                .await
+                .map_err(|e| self.display_failed("settling on the host's display failed", e))
         }
         .boxed()
     }
