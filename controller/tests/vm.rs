@@ -254,6 +254,9 @@ async fn missing_or_corrupt_images_and_state_files_are_clear_errors() {
     std::fs::create_dir_all(&tsnap).unwrap();
     std::os::unix::fs::symlink(snap.disk(), tsnap.join("disk.qcow2")).unwrap();
     std::fs::copy(snap.meta_path(), tsnap.join("snapshot.json")).unwrap();
+    if meta.ram_bytes > 0 {
+        std::os::unix::fs::symlink(snap.ram(), tsnap.join("ram")).unwrap();
+    }
     // Same size and magic number, damaged content.
     let mut state = std::fs::read(snap.state()).unwrap();
     let mid = state.len() / 3;
@@ -288,6 +291,19 @@ async fn missing_or_corrupt_images_and_state_files_are_clear_errors() {
         .expect("a missing state file fails")
         .to_string();
     assert!(e.contains("state.zst is missing"), "{e}");
+
+    // A snapshot whose RAM is a file of its own, without the file.
+    if meta.ram_bytes > 0 {
+        std::os::unix::fs::symlink(snap.state(), tsnap.join("state.zst")).unwrap();
+        std::fs::remove_file(tsnap.join("ram")).unwrap();
+        let e = tp
+            .start("no-ram")
+            .await
+            .err()
+            .expect("a missing RAM file fails")
+            .to_string();
+        assert!(e.contains("ram is missing"), "{e}");
+    }
 
     // Images: a folder without files, a base that is not qcow2.
     let idir = tmp.path().join("img");

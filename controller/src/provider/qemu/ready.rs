@@ -187,6 +187,17 @@ impl QemuVm {
         q.execute("migrate-incoming", Some(serde_json::json!({ "uri": uri })))
             .await
             .map_err(qerr)?;
+        // A state file without the RAM loads in well under a second; QEMU
+        // 10 may wait on, in `inmigrate`, when such a file is damaged (the
+        // decompressor fails before writing a byte), so its wait is short.
+        let small = std::fs::metadata(snap.state())
+            .map(|m| m.len() < 64 << 20)
+            .unwrap_or(false);
+        let timeout = if small {
+            timeout.min(Duration::from_secs(20))
+        } else {
+            timeout
+        };
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(s) = self.exit_status() {

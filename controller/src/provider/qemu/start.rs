@@ -366,7 +366,11 @@ impl QemuProvider {
                     let logs = vm.keep_logs(&self.cache);
                     vm.destroy();
                     let restoring = matches!(e, ProviderError::Exited { .. })
-                        || matches!(e.start_error(), Some(QemuError::Qmp { .. }));
+                        || matches!(e.start_error(), Some(QemuError::Qmp { .. }))
+                        || matches!(
+                            e.start_error(),
+                            Some(QemuError::Timeout { what, .. }) if what.contains("incoming migration")
+                        );
                     let e = if restoring {
                         QemuError::Snapshot {
                             dir: snap.dir.display().to_string(),
