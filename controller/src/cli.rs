@@ -203,6 +203,11 @@ pub struct VmOpts {
     /// The QEMU binary.
     #[arg(long, default_value = "qemu-system-x86_64")]
     pub qemu: PathBuf,
+    /// Keep the whole ready state in zstd, guest RAM included, instead of
+    /// a RAM file each restore maps (slower restores, less disk; a
+    /// snapshot of its own).
+    #[arg(long)]
+    pub zstd_state: bool,
 }
 
 #[derive(Args, Debug)]
@@ -528,6 +533,9 @@ pub enum BenchCmd {
         /// Seconds per model call assumed for the share of wall time.
         #[arg(long, default_value_t = 5.0)]
         model_latency: f64,
+        /// Where screenshots and settles come from (as `run --frames`).
+        #[arg(long, value_enum, default_value = "host")]
+        frames: controller::episode::Frames,
         /// Write the report as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,

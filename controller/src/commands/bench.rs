@@ -15,6 +15,7 @@ pub async fn episodes(
     tasks: Vec<PathBuf>,
     from: Vec<PathBuf>,
     model_latency: f64,
+    frames: controller::episode::Frames,
     json: Option<PathBuf>,
     machines: MachineArgs,
 ) -> anyhow::Result<Exit> {
@@ -31,7 +32,10 @@ pub async fn episodes(
     let args = RunArgs {
         tasks,
         agent: defaults(),
-        episode: defaults(),
+        episode: crate::cli::EpisodeArgs {
+            frames,
+            ..defaults()
+        },
         parallel: 1,
         retries: 0,
         repeats: 1,
@@ -63,6 +67,7 @@ pub async fn vm(
     let config = QemuConfig {
         accel: vm.accel.into(),
         memory_mib: vm.memory,
+        ram_file: !vm.zstd_state,
         ..QemuConfig::default()
     };
     let report = bench::run(image, config, cache.to_path_buf(), &opts, |m| {

@@ -49,9 +49,10 @@ pub async fn dispatch(cache: &Path, command: Top) -> anyhow::Result<Exit> {
             tasks,
             from,
             model_latency,
+            frames,
             json,
             machines,
-        }) => bench::episodes(cache, tasks, from, model_latency, json, machines).await,
+        }) => bench::episodes(cache, tasks, from, model_latency, frames, json, machines).await,
         Top::Bench(BenchCmd::Observe {
             samples,
             restores,
@@ -106,6 +107,7 @@ pub(crate) fn qemu_config(o: &VmOpts) -> QemuConfig {
         accel: o.accel.into(),
         memory_mib: o.memory,
         use_snapshot: !o.cold,
+        ram_file: !o.zstd_state,
         ..QemuConfig::default()
     }
 }
