@@ -193,8 +193,8 @@ fn the_ci_tier_is_a_representative_part_of_the_vm_tier() {
     for s in STAGES {
         let n = chosen.iter().filter(|t| stage(t) == s).count();
         assert!(
-            n >= 2,
-            "tasks/ds/ci-tier.txt: stage {s} has {n}, expected 2"
+            n >= 1,
+            "tasks/ds/ci-tier.txt: stage {s} has no task, expected one"
         );
     }
     for app in [
@@ -210,8 +210,8 @@ fn the_ci_tier_is_a_representative_part_of_the_vm_tier() {
             .filter(|t| t.spec.related_apps.iter().any(|a| a == app))
             .count();
         assert!(
-            got >= 2,
-            "tasks/ds/ci-tier.txt: {app} is in {got} task(s), expected 2"
+            got >= 1,
+            "tasks/ds/ci-tier.txt: no task uses {app}, expected one"
         );
     }
     assert!(
