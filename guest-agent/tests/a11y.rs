@@ -327,7 +327,25 @@ async fn truncation_by_max_nodes_and_timeout(a11y: &A11y) {
         capped.truncated
     );
     let xml = render(&capped, A11yFormat::OsworldXml);
-    assert!(xml.truncated && xml.text.unwrap().ends_with("</desktop-frame>"));
+    // The text says it is cut: a comment after the root, a last line in
+    // the table.
+    let xml = xml.text.unwrap();
+    assert!(
+        xml.contains("</desktop-frame>\n<!-- deskenv: the accessibility tree is truncated: ")
+            && xml.ends_with(" -->")
+            && xml.contains("max_nodes"),
+        "{}",
+        &xml[xml.len().saturating_sub(300)..]
+    );
+    let table = render(&capped, A11yFormat::Linear).text.unwrap();
+    let mark = protocol::a11y::linear_mark(&table).expect("the table's mark line");
+    assert!(mark.contains("max_nodes"), "{mark}");
+    let whole = render(&full, A11yFormat::Linear).text.unwrap();
+    assert_eq!(protocol::a11y::linear_mark(&whole), None);
+    assert!(!render(&full, A11yFormat::OsworldXml)
+        .text
+        .unwrap()
+        .contains("<!--"));
 
     // A deadline shorter than the walk: find one long enough to list the
     // applications (a shorter one is an error, tested below) but short of

@@ -462,6 +462,14 @@ fn bad_input_gets_clear_errors_and_the_server_keeps_serving() {
     assert_eq!(body["truncated"], true, "{body}");
     assert!(took < Duration::from_secs(8), "the walk took {took:?}");
     assert!(!body["reason"].as_str().unwrap_or("").is_empty());
+    // The table an agent reads says so too, naming the application.
+    desktop.run(&["kill", "-STOP", &pid.to_string()]);
+    let (status, body) = get(&agent, "/v1/a11y?format=linear&timeout_ms=3000");
+    desktop.run(&["kill", "-CONT", &pid.to_string()]);
+    assert_eq!(status, 200, "{body}");
+    let table = body["text"].as_str().unwrap_or("");
+    let mark = protocol::a11y::linear_mark(table).unwrap_or_else(|| panic!("no mark: {body}"));
+    assert!(mark.contains(body["reason"].as_str().unwrap()), "{mark}");
     let (status, _) = get(&agent, "/v1/health");
     assert_eq!(status, 200);
     let (status, body) = get(

@@ -637,6 +637,11 @@ pub fn cap_a11y(text: &str, token_cap: usize) -> String {
     let Some((cut, _)) = text.char_indices().nth(max_chars) else {
         return text.to_string();
     };
+    // The guest's mark of a cut walk stays, after the cut.
+    if let Some(mark) = protocol::a11y::linear_mark(text) {
+        let body = &text[..text.len() - mark.len() - 1];
+        return format!("{}\n{mark}", cap_a11y(body, token_cap));
+    }
     let head = &text[..cut];
     // Prefer ending on a whole row when one ends in the last fifth.
     let head = match head.rfind('\n') {
@@ -785,6 +790,14 @@ mod tests {
         assert_eq!(c, format!("{}\n[...]", "é".repeat(20)));
         let rows = "row1\nrow2\nrow3\nrow4\n";
         assert_eq!(cap_a11y(rows, 3), "row1\nrow2\n[...]");
+        // The guest's mark of a cut walk survives the cap.
+        let mut marked = rows.to_string();
+        protocol::a11y::mark_truncated(&mut marked, false, "timeout after 10000 ms");
+        assert_eq!(
+            cap_a11y(&marked, 3),
+            "row1\nrow2\n[...]\n# deskenv: the accessibility tree is truncated: timeout after 10000 ms"
+        );
+        assert_eq!(cap_a11y(&marked, 1000), marked);
     }
 
     #[test]

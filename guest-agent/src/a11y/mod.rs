@@ -213,13 +213,18 @@ impl A11y {
     }
 }
 
-/// The walk as the API returns it, in `format`.
+/// The walk as the API returns it, in `format`; a truncated walk's text ends
+/// with the mark of [`protocol::a11y::mark_truncated`].
 pub fn render(walk: &Walk, format: A11yFormat) -> A11yTree {
-    let (text, tree) = match format {
+    let (mut text, tree) = match format {
         A11yFormat::OsworldXml => (Some(protocol::a11y::xml::to_osworld_xml(&walk.root)), None),
         A11yFormat::Linear => (Some(protocol::a11y::linear::linearize(&walk.root)), None),
         A11yFormat::Json => (None, Some(walk.root.clone())),
     };
+    // A cut tree says so in its text too (JSON has `truncated` and `reason`).
+    if let (Some(t), Some(reason)) = (text.as_mut(), walk.truncated.as_deref()) {
+        protocol::a11y::mark_truncated(t, format == A11yFormat::OsworldXml, reason);
+    }
     A11yTree {
         format,
         nodes: walk.nodes,

@@ -8,6 +8,66 @@
 pub mod linear;
 pub mod xml;
 
+/// What the mark of a cut tree says before its reason (see [`mark_truncated`]).
+pub const TRUNCATED: &str = "deskenv: the accessibility tree is truncated: ";
+
+/// Marks a rendered tree as cut, so that whoever reads only the text (an
+/// agent's prompt, OSWorld's `/accessibility` client) knows it is partial:
+/// a last line after the XML's root element, `<!-- deskenv: the
+/// accessibility tree is truncated: REASON -->` (a comment, so the XML still
+/// parses, with `--` in the reason written `- -`), or after the linear
+/// table's last row, `# deskenv: the accessibility tree is truncated:
+/// REASON` (one line: tabs and line breaks in the reason become spaces).
+pub fn mark_truncated(text: &mut String, xml: bool, reason: &str) {
+    let mut clean: String = reason
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if xml {
+        while clean.contains("--") {
+            clean = clean.replace("--", "- -");
+        }
+        text.push_str(&format!("\n<!-- {TRUNCATED}{clean} -->"));
+    } else {
+        text.push_str(&format!("\n# {TRUNCATED}{clean}"));
+    }
+}
+
+/// The linear table's mark line when `text` ends with one (the line, without
+/// its leading line break), for cutting the table without losing it.
+pub fn linear_mark(text: &str) -> Option<&str> {
+    let line = &text[text.rfind('\n')? + 1..];
+    line.strip_prefix("# ")
+        .filter(|l| l.starts_with(TRUNCATED))
+        .map(|_| line)
+}
+
+#[cfg(test)]
+mod mark_tests {
+    use super::*;
+
+    #[test]
+    fn marks_are_a_comment_in_xml_and_a_last_line_in_the_table() {
+        let mut xml = String::from("<desktop-frame></desktop-frame>");
+        mark_truncated(&mut xml, true, "timeout -- after 10000 ms\tin soffice-");
+        assert_eq!(
+            xml,
+            "<desktop-frame></desktop-frame>\n<!-- deskenv: the accessibility tree is \
+             truncated: timeout - - after 10000 ms in soffice- -->"
+        );
+        let body = &xml[xml.find("<!--").unwrap() + 4..xml.len() - 3];
+        assert!(!body.contains("--"), "{body}");
+        let mut table = String::from(linear::HEADER);
+        mark_truncated(&mut table, false, "max_nodes\n(20000)");
+        assert_eq!(
+            linear_mark(&table),
+            Some("# deskenv: the accessibility tree is truncated: max_nodes (20000)")
+        );
+        assert_eq!(linear_mark(linear::HEADER), None);
+        assert_eq!(linear_mark("a\n# other comment"), None);
+    }
+}
+
 use serde::{Deserialize, Serialize};
 
 /// One accessible object, with the attributes OSWorld's server collects.
