@@ -237,6 +237,7 @@ impl AppState {
             max_nodes: query.max_nodes.unwrap_or(defaults.max_nodes),
             timeout: Duration::from_millis(timeout_ms),
             app: query.app.clone(),
+            cache: !query.fresh,
             ..defaults
         };
         let a11y = self.a11y().await?;

@@ -93,6 +93,10 @@ pub struct A11yQuery {
     /// Only the applications whose name contains this (case-insensitive).
     #[serde(default)]
     pub app: Option<String>,
+    /// Ask every object again: neither read nor write the guest's tree
+    /// cache (default false: unchanged objects come from the cache).
+    #[serde(default)]
+    pub fresh: bool,
 }
 
 /// An accessibility tree, as one of the three formats.
@@ -108,6 +112,10 @@ pub struct A11yTree {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub elapsed_ms: f64,
+    /// Nodes taken from the guest's tree cache (unchanged since the last
+    /// walk, by AT-SPI's events) instead of asked again; 0 for a fresh walk.
+    #[serde(default)]
+    pub cached: usize,
     /// The XML or the TSV table, for `osworld-xml` and `linear`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,

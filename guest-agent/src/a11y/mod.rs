@@ -17,6 +17,16 @@
 //! nodes, 1.6 s against 10.2 s. Past 16 objects in flight the application,
 //! answering one call at a time, is the bottleneck.
 //!
+//! # The cache
+//! Each connection keeps what its last walk read ([`cache`]): AT-SPI events
+//! say which objects changed, and the next walk asks only about those
+//! (applications and their windows always, a focused object always, Calc's
+//! sheet always). Under Xvfb with mousepad and the widget factory (583
+//! nodes) a walk after typing takes 69 ms from the cache against 1.1 s
+//! fresh, and gives the same XML byte for byte
+//! (`guest-agent/tests/a11y_cache.rs`). `A11yOptions::cache = false` (the
+//! API's `fresh=true`) walks everything and leaves the cache alone.
+//!
 //! # Never hanging
 //! Each call waits at most [`CALL_TIMEOUT`] (and never past the walk's
 //! `timeout`). An application that misses it is declared dead for the rest
@@ -45,6 +55,7 @@
 //!   the frame reports (0, 0) with the window's size.
 //! - What XML cannot hold is cleaned at rendering (see `protocol::a11y::xml`).
 
+pub mod cache;
 mod dbus;
 pub mod names;
 pub mod walk;
@@ -82,6 +93,9 @@ pub struct A11yOptions {
     pub app: Option<String>,
     /// Objects fetched at once (each with up to five calls in flight).
     pub concurrency: usize,
+    /// Take unchanged objects from the cache and keep what was read
+    /// (false: a fresh walk that neither reads nor writes it).
+    pub cache: bool,
 }
 
 impl Default for A11yOptions {
@@ -91,6 +105,7 @@ impl Default for A11yOptions {
             timeout: Duration::from_secs(10),
             app: None,
             concurrency: 64,
+            cache: true,
         }
     }
 }
@@ -107,12 +122,16 @@ pub struct Walk {
     /// Why the tree is incomplete, when it is.
     pub truncated: Option<String>,
     pub elapsed: Duration,
+    /// Objects taken from the cache instead of asked again.
+    pub cached: usize,
 }
 
 /// A connection to the AT-SPI bus; cheap to clone.
 #[derive(Clone, Debug)]
 pub struct A11y {
     bus: dbus::Bus,
+    /// None when the registry would not send events: every walk is fresh.
+    cache: Option<cache::Cache>,
 }
 
 impl A11y {
@@ -176,9 +195,9 @@ impl A11y {
             .build()
             .await
             .map_err(A11yError::Connect)?;
-        Ok(A11y {
-            bus: dbus::Bus { conn },
-        })
+        let bus = dbus::Bus { conn };
+        let cache = cache::Cache::listen(&bus, Duration::from_secs(2)).await;
+        Ok(A11y { bus, cache })
     }
 
     /// The number of applications the registry lists.
@@ -209,7 +228,15 @@ impl A11y {
     /// Walks every application (or those `opts.app` names).
     pub async fn walk(&self, opts: &A11yOptions) -> Result<Walk, A11yError> {
         let start = Instant::now();
-        walk::Walker::new(&self.bus, opts, start).run(start).await
+        walk::Walker::new(&self.bus, opts, start)
+            .with_cache(self.cache.as_ref())
+            .run(start)
+            .await
+    }
+
+    /// The tree cache, when events reach it.
+    pub fn cache(&self) -> Option<&cache::Cache> {
+        self.cache.as_ref()
     }
 }
 
@@ -232,6 +259,7 @@ pub fn render(walk: &Walk, format: A11yFormat) -> A11yTree {
         truncated: walk.truncated.is_some(),
         reason: walk.truncated.clone(),
         elapsed_ms: walk.elapsed.as_secs_f64() * 1000.0,
+        cached: walk.cached,
         text,
         tree,
     }

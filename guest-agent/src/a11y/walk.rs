@@ -13,6 +13,7 @@
 //! unanswered call marks it dead, which cancels its other calls in flight
 //! and drops its queued objects; the reason names it.
 
+use super::cache::{Cache, Entry, Key, Taken};
 use super::dbus::{
     self, Bus, CallError, ObjRef, OrderedDict, IFACE_ACCESSIBLE, IFACE_ACTION, IFACE_COMPONENT,
     IFACE_IMAGE, IFACE_PROPERTIES, IFACE_SELECTION, IFACE_TABLE, IFACE_TEXT, IFACE_VALUE,
@@ -45,7 +46,7 @@ const STATE_SHOWING: u32 = 25;
 /// OSWorld's `flag`: set by the first "document spreadsheet" (or the
 /// application "Thunderbird") on the way down, inherited below.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Flag {
+pub enum Flag {
     None,
     Calc,
     Thunderbird,
@@ -57,6 +58,9 @@ struct Job {
     path: OwnedObjectPath,
     depth: u32,
     flag: Flag,
+    /// Walk this object and everything below it again, whatever the cache
+    /// holds.
+    fresh: bool,
 }
 
 enum Outcome {
@@ -90,6 +94,8 @@ pub(super) struct Walker<'a> {
     deadline: Instant,
     /// One token per application (bus name); cancelled when it stops answering.
     tokens: Mutex<HashMap<String, CancellationToken>>,
+    /// The cache to read and write, when the walk uses one.
+    cache: Option<&'a Cache>,
 }
 
 impl<'a> Walker<'a> {
@@ -99,7 +105,17 @@ impl<'a> Walker<'a> {
             opts,
             deadline: start + opts.timeout,
             tokens: Mutex::new(HashMap::new()),
+            cache: None,
         }
+    }
+
+    /// Reads and keeps entries in `cache` (unless the walk is filtered to
+    /// some applications or asked to be fresh).
+    pub(super) fn with_cache(mut self, cache: Option<&'a Cache>) -> Walker<'a> {
+        if self.opts.cache && self.opts.app.is_none() {
+            self.cache = cache;
+        }
+        self
     }
 
     fn token(&self, dest: &str) -> CancellationToken {
@@ -179,6 +195,13 @@ impl<'a> Walker<'a> {
             Err(CallError::Failed(e)) => return Err(A11yError::Registry(e)),
         };
 
+        // The cache's entries when they can serve (see `cache`): same
+        // applications, recent enough.
+        let taken: Option<Taken> = self.cache.and_then(Cache::take).filter(|t| t.apps == apps);
+        let mut entries: HashMap<Key, Entry> = HashMap::new();
+        let mut cached = 0usize;
+        let app_list = apps.clone();
+
         let mut arena: Vec<Slot> = vec![Slot::default()];
         let mut queue: VecDeque<Job> = VecDeque::new();
         for (dest, path) in apps {
@@ -194,6 +217,7 @@ impl<'a> Walker<'a> {
                 path,
                 depth: 1,
                 flag: Flag::None,
+                fresh: false,
             });
         }
 
@@ -216,7 +240,31 @@ impl<'a> Walker<'a> {
                 if kept + in_flight.len() >= self.opts.max_nodes {
                     break;
                 }
-                let job = queue.pop_front().expect("front was Some");
+                let mut job = queue.pop_front().expect("front was Some");
+                if let Some(t) = &taken {
+                    let key = (job.dest.clone(), job.path.to_string());
+                    if t.dirty_below.contains(&key) {
+                        job.fresh = true;
+                    }
+                    let entry = t.entries.get(&key).filter(|e| {
+                        !job.fresh
+                            && job.depth > 2
+                            && e.flag != Flag::Calc
+                            && !t.dirty.contains(&key)
+                            && !e.node.states.iter().any(|s| s == "focused")
+                    });
+                    if let Some(e) = entry {
+                        let outcome = Outcome::Node {
+                            node: e.node.clone(),
+                            children: e.children.clone(),
+                            flag: e.flag,
+                            notes: e.notes.clone(),
+                        };
+                        cached += 1;
+                        in_flight.push(Box::pin(async move { (job, outcome) }));
+                        continue;
+                    }
+                }
                 in_flight.push(Box::pin(async move {
                     let outcome = self.fetch(&job).await;
                     (job, outcome)
@@ -252,6 +300,24 @@ impl<'a> Walker<'a> {
                     if job.depth == 1 {
                         app_names.insert(job.dest.clone(), node.name.clone());
                     }
+                    let key = (job.dest.clone(), job.path.to_string());
+                    // Descendants' screen extents move with a moved object.
+                    let moved = taken
+                        .as_ref()
+                        .and_then(|t| t.entries.get(&key))
+                        .is_some_and(|e| e.node.extents != node.extents);
+                    let fresh = job.fresh || moved;
+                    if self.cache.is_some() {
+                        entries.insert(
+                            key,
+                            Entry {
+                                node: node.clone(),
+                                children: children.clone(),
+                                flag,
+                                notes: notes.clone(),
+                            },
+                        );
+                    }
                     reasons.extend(notes);
                     for (dest, path) in children {
                         let slot = arena.len();
@@ -263,6 +329,7 @@ impl<'a> Walker<'a> {
                             path,
                             depth: job.depth + 1,
                             flag,
+                            fresh,
                         });
                     }
                     arena[job.slot].node = Some(node);
@@ -286,6 +353,9 @@ impl<'a> Walker<'a> {
             }
         }
         drop(in_flight);
+        if let Some(c) = self.cache {
+            c.store(entries, app_list, taken.is_none());
+        }
 
         let mut root = assemble(&mut arena, 0).unwrap_or_default();
         root.role = "desktop frame".to_string();
@@ -301,6 +371,7 @@ impl<'a> Walker<'a> {
                 Some(reasons.join("; "))
             },
             elapsed: start.elapsed(),
+            cached,
         })
     }
 
