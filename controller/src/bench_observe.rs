@@ -8,6 +8,9 @@
 //! - settle after a keystroke into an xterm: the guest's frame differencing
 //!   against the host's, at the episode's quiet window (300 ms) and at a
 //!   shorter one;
+//! - a11y observe on LibreOffice Calc with a sheet: a fresh walk (the old
+//!   path: every object asked) against the guest's tree cache, on the first
+//!   step and on following steps, each after a value typed into a cell;
 //! - restore to a ready desktop (the provider's own restore path).
 //!
 //! Figures are wall-clock milliseconds seen by the controller.
@@ -16,7 +19,9 @@ use crate::bench::Stat;
 use crate::provider::qemu::{display, Lifetime, QemuProvider, QemuVm};
 use crate::provider::Machine;
 use protocol::action::Action;
-use protocol::api::{ActionsRequest, Command, ImageFormat, ObserveRequest, Settle};
+use protocol::api::{
+    A11yFormat, A11yQuery, A11yTree, ActionsRequest, Command, ImageFormat, ObserveRequest, Settle,
+};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -71,6 +76,7 @@ pub async fn run(
     provider: &QemuProvider,
     zstd: &QemuProvider,
     samples: usize,
+    a11y_samples: usize,
     restores: usize,
     progress: impl Fn(&str),
 ) -> anyhow::Result<ObserveBenchReport> {
@@ -85,6 +91,16 @@ pub async fn run(
         rows: vec![],
     };
     let rows = measure(&vm, samples, &progress).await;
+    let rows = match rows {
+        Ok(mut rows) if a11y_samples > 0 => match calc_a11y(&vm, a11y_samples, &progress).await {
+            Ok(more) => {
+                rows.extend(more);
+                Ok(rows)
+            }
+            Err(e) => Err(e),
+        },
+        r => r,
+    };
     vm.stop().await;
     r.rows = rows?;
 
@@ -250,6 +266,138 @@ async fn measure(
         "old: the guest at 300 ms; new: the host at a 100 ms quiet window",
     ));
     Ok(rows)
+}
+
+/// The a11y rows: LibreOffice Calc opened on a 200 × 8 sheet, walked
+/// fresh (every object asked, as before the cache) and through the cache.
+async fn calc_a11y(
+    vm: &QemuVm,
+    samples: usize,
+    progress: &impl Fn(&str),
+) -> anyhow::Result<Vec<Row>> {
+    let g = vm.guest();
+    g.exec(
+        Command::Shell(
+            "python3 -c \"import csv; w = csv.writer(open('/tmp/bench-sheet.csv', 'w')); \
+             w.writerow(['id'] + ['c%d' % j for j in range(7)]); \
+             [w.writerow([i] + [i * j for j in range(7)]) for i in range(200)]\""
+                .into(),
+        ),
+        Duration::from_secs(30),
+    )
+    .await?;
+    g.launch(Command::Shell(
+        "exec libreoffice --calc --norestore --infilter=CSV:44,34,76,1 /tmp/bench-sheet.csv".into(),
+    ))
+    .await?;
+    let walk = |fresh: bool, timeout_ms: Option<u64>| ObserveRequest {
+        screenshot: false,
+        image_format: ImageFormat::Png,
+        quality: None,
+        a11y: Some(A11yQuery {
+            format: A11yFormat::Linear,
+            fresh,
+            timeout_ms,
+            ..A11yQuery::default()
+        }),
+        cursor_image: false,
+    };
+    // Until the sheet's cells are in a fresh walk given all the time it
+    // needs (the timed walks below have the episodes' 10 s).
+    let deadline = Instant::now() + Duration::from_secs(240);
+    loop {
+        let o = g.observe(&walk(true, Some(45_000))).await?;
+        if o.a11y.as_ref().is_some_and(|t| cells(t) > 20) {
+            break;
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "Calc's cells did not appear in the accessibility tree within 240 s; windows: {:?}",
+            g.windows()
+                .await
+                .map(|ws| ws.into_iter().map(|w| w.title).collect::<Vec<_>>())
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    vm.host_settle(&Settle {
+        quiet_ms: 1000,
+        max_ms: 30_000,
+        ..TYPE_SETTLE
+    })
+    .await?;
+    let timed = |fresh: bool| async move {
+        let t = Instant::now();
+        let o = g.observe(&walk(fresh, None)).await?;
+        let tree = o
+            .a11y
+            .ok_or_else(|| anyhow::anyhow!("the guest sent no tree"))?;
+        anyhow::Ok((ms(t), tree))
+    };
+    let facts = |t: &A11yTree| {
+        format!(
+            "{} nodes, {} cells, {} from the cache, {}",
+            t.nodes,
+            cells(t),
+            t.cached,
+            if t.truncated { "truncated" } else { "whole" }
+        )
+    };
+    // The first step: the cache has not walked this Calc yet.
+    let (old_first, old_tree) = timed(true).await?;
+    let (new_first, new_tree) = timed(false).await?;
+    let first_note = format!(
+        "old: a fresh walk ({}); new: the cache's first walk ({})",
+        facts(&old_tree),
+        facts(&new_tree)
+    );
+    let (mut old, mut new) = (Vec::new(), Vec::new());
+    let mut note = String::new();
+    for i in 0..samples {
+        g.actions(&ActionsRequest {
+            actions: vec![Action::Typing {
+                text: format!("{}\n", 1000 + i),
+                interval: None,
+            }],
+            settle: None,
+        })
+        .await?;
+        vm.host_settle(&TYPE_SETTLE).await?;
+        let (o, ot) = timed(true).await?;
+        let (n, nt) = timed(false).await?;
+        old.push(o);
+        new.push(n);
+        note = format!(
+            "a value typed into a cell before each; old: fresh ({}); new: the cache ({})",
+            facts(&ot),
+            facts(&nt)
+        );
+    }
+    progress(&format!("a11y on Calc: fresh {old:.0?} cached {new:.0?}"));
+    Ok(vec![
+        Row::new(
+            "a11y observe, Calc with a sheet, first step",
+            &[old_first],
+            &[new_first],
+            &first_note,
+        ),
+        Row::new(
+            "a11y observe, Calc with a sheet, following steps",
+            &old,
+            &new,
+            &note,
+        ),
+    ])
+}
+
+/// Table cells with text in a linear table.
+fn cells(t: &A11yTree) -> usize {
+    t.text.as_deref().map_or(0, |text| {
+        text.lines()
+            .filter(|l| {
+                l.starts_with("table-cell\t") && l.split('\t').nth(2).is_some_and(|x| x != "\"\"")
+            })
+            .count()
+    })
 }
 
 fn ms(t: Instant) -> f64 {

@@ -543,11 +543,14 @@ pub enum BenchCmd {
         machines: MachineArgs,
     },
     /// Observing a VM, the guest agent's path against the host's on the
-    /// same VM: screenshot observe, settle, restore.
+    /// same VM: screenshot observe, settle, a11y on Calc, restore.
     Observe {
         /// Measurements per row.
         #[arg(long, default_value_t = 20)]
         samples: usize,
+        /// a11y measurements on Calc (fresh against cached walks; 0: none).
+        #[arg(long, default_value_t = 5)]
+        a11y_samples: usize,
         /// Restores to time.
         #[arg(long, default_value_t = 5)]
         restores: usize,

@@ -85,6 +85,7 @@ pub async fn vm(
 pub async fn observe(
     cache: &Path,
     samples: usize,
+    a11y_samples: usize,
     restores: usize,
     json: Option<PathBuf>,
     vm: &VmOpts,
@@ -99,10 +100,11 @@ pub async fn observe(
         },
         cache.to_path_buf(),
     )?;
-    let report = controller::bench_observe::run(&provider, &zstd, samples, restores, |m| {
-        eprintln!("bench: {m}")
-    })
-    .await?;
+    let report =
+        controller::bench_observe::run(&provider, &zstd, samples, a11y_samples, restores, |m| {
+            eprintln!("bench: {m}")
+        })
+        .await?;
     print!("{}", controller::bench_observe::table(&report));
     if let Some(p) = json {
         write_json(&p, &report)?;

@@ -55,10 +55,11 @@ pub async fn dispatch(cache: &Path, command: Top) -> anyhow::Result<Exit> {
         }) => bench::episodes(cache, tasks, from, model_latency, frames, json, machines).await,
         Top::Bench(BenchCmd::Observe {
             samples,
+            a11y_samples,
             restores,
             json,
             vm,
-        }) => bench::observe(cache, samples, restores, json, &vm).await,
+        }) => bench::observe(cache, samples, a11y_samples, restores, json, &vm).await,
         Top::Bench(BenchCmd::Vm {
             runs,
             skip_cold,

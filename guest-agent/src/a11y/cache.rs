@@ -21,7 +21,10 @@
 //!   (create, destroy, activate, deactivate, move, resize, …): the object
 //!   and everything below it are fetched again (GTK's `focused` needs an
 //!   active window, and nothing tells the focused widget when its window
-//!   is deactivated, by a menu for instance).
+//!   is deactivated, by a menu for instance);
+//! - these rules hold for GTK's own widgets (attribute `toolkit: gtk`);
+//!   an event from any other object (LibreOffice's document, cells,
+//!   paragraphs) marks its whole window (see `Taken::widen`).
 //!
 //! And, without an event:
 //! - applications (depth 1) and their windows (depth 2) are fetched on
@@ -92,6 +95,72 @@ pub struct Taken {
     pub dirty_below: HashSet<Key>,
     /// The applications the cached walk listed, in order.
     pub apps: Vec<ObjRef>,
+}
+
+impl Taken {
+    /// Widens what events from objects outside GTK mark: GTK's own widgets
+    /// (attribute `toolkit: gtk`) report their changes, LibreOffice's
+    /// objects do not always (a paragraph's width changes with no event of
+    /// its own), so an event from any other object marks its whole window
+    /// (the object under the application) to be walked again.
+    fn widen(&mut self) {
+        let gtk = |e: &Entry| {
+            e.node
+                .attributes
+                .iter()
+                .any(|(k, v)| k == "toolkit" && v == "gtk")
+        };
+        let apps: HashMap<&str, Key> = self
+            .apps
+            .iter()
+            .map(|(d, p)| (d.as_str(), (d.clone(), p.to_string())))
+            .collect();
+        let app_keys: HashSet<&Key> = apps.values().collect();
+        let mut parent: HashMap<Key, Key> = HashMap::new();
+        for (k, e) in &self.entries {
+            for (d, p) in &e.children {
+                parent.insert((d.clone(), p.to_string()), k.clone());
+            }
+        }
+        let window_of = |k: &Key| -> Option<Key> {
+            let mut k = k.clone();
+            for _ in 0..super::walk::MAX_DEPTH {
+                let up = parent.get(&k)?;
+                if app_keys.contains(up) {
+                    return Some(k);
+                }
+                k = up.clone();
+            }
+            None
+        };
+        let mut widened: Vec<Key> = Vec::new();
+        let mut keep: HashSet<Key> = HashSet::new();
+        // An object the cache does not hold shows up through its parent's
+        // children-changed; its own events change nothing cached.
+        for k in self.dirty.drain() {
+            match self.entries.get(&k) {
+                Some(e) if gtk(e) => {
+                    keep.insert(k);
+                }
+                Some(_) => widened.push(k),
+                None => {}
+            }
+        }
+        self.dirty = keep;
+        for k in &self.dirty_below {
+            if self.entries.get(k).is_some_and(|e| !gtk(e)) {
+                widened.push(k.clone());
+            }
+        }
+        for k in widened {
+            let w = if app_keys.contains(&k) {
+                k
+            } else {
+                window_of(&k).unwrap_or(k)
+            };
+            self.dirty_below.insert(w);
+        }
+    }
 }
 
 #[derive(Default)]
@@ -216,12 +285,14 @@ impl Cache {
         if !usable {
             return None;
         }
-        Some(Taken {
+        let mut taken = Taken {
             entries: std::mem::take(&mut st.entries),
             dirty,
             dirty_below,
             apps: st.apps.clone(),
-        })
+        };
+        taken.widen();
+        Some(taken)
     }
 
     /// Keeps what a walk read. `full`: the walk read everything (no entry

@@ -227,3 +227,50 @@ pub fn nodes(tree: &serde_json::Value) -> Vec<serde_json::Value> {
     }
     out
 }
+
+/// Starts LibreOffice Calc on a four-row sheet (name, qty, price; A4 holds
+/// `a "quoted" & <tag>`), with a profile of its own (no other instance to
+/// hand the file to) without the tip-of-the-day dialog and the what's-new
+/// bar. Keep the folder until Calc is gone.
+pub fn start_calc(desktop: &Desktop) -> (tempfile::TempDir, u32) {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("profile/user");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("registrymodifications.xcu"), LO_SETTINGS).unwrap();
+    let sheet = dir.path().join("fruit.fods");
+    std::fs::write(&sheet, FRUIT_FODS).unwrap();
+    let profile = format!(
+        "-env:UserInstallation=file://{}",
+        dir.path().join("profile").display()
+    );
+    let pid = desktop.spawn(&[
+        "libreoffice",
+        &profile,
+        "--norestore",
+        "--nologo",
+        "--calc",
+        sheet.to_str().unwrap(),
+    ]);
+    (dir, pid)
+}
+
+pub const LO_SETTINGS: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="ShowTipOfTheDay" oor:op="fuse"><value>false</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="FirstRun" oor:op="fuse"><value>false</value></prop></item>
+<item oor:path="/org.openoffice.Setup/Product"><prop oor:name="ooSetupLastVersion" oor:op="fuse"><value>99.0</value></prop></item>
+</oor:items>
+"#;
+
+pub const FRUIT_FODS: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<office:document xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+ xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0"
+ xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+ office:version="1.2" office:mimetype="application/vnd.oasis.opendocument.spreadsheet">
+<office:body><office:spreadsheet><table:table table:name="Fruit">
+<table:table-row><table:table-cell office:value-type="string"><text:p>name</text:p></table:table-cell><table:table-cell office:value-type="string"><text:p>qty</text:p></table:table-cell><table:table-cell office:value-type="string"><text:p>price</text:p></table:table-cell></table:table-row>
+<table:table-row><table:table-cell office:value-type="string"><text:p>apple</text:p></table:table-cell><table:table-cell office:value-type="float" office:value="3"><text:p>3</text:p></table:table-cell><table:table-cell office:value-type="float" office:value="1.5"><text:p>1.5</text:p></table:table-cell></table:table-row>
+<table:table-row><table:table-cell office:value-type="string"><text:p>pear</text:p></table:table-cell><table:table-cell office:value-type="float" office:value="7"><text:p>7</text:p></table:table-cell><table:table-cell office:value-type="float" office:value="0.25"><text:p>0.25</text:p></table:table-cell></table:table-row>
+<table:table-row><table:table-cell office:value-type="string"><text:p>a "quoted" &amp; &lt;tag&gt;</text:p></table:table-cell><table:table-cell office:value-type="float" office:value="1"><text:p>1</text:p></table:table-cell><table:table-cell office:value-type="float" office:value="2"><text:p>2</text:p></table:table-cell></table:table-row>
+</table:table></office:spreadsheet></office:body></office:document>
+"#;
