@@ -48,8 +48,6 @@
 //!   `libreoffice --version`, sends its probes in batches, stops at the first
 //!   error (OSWorld loses the table there) and gives up after
 //!   [`walk::MAX_CALC_PROBES`] probes (noted in `truncated`).
-//!   The sheet's objects are fetched before the rest, so a walk cut by its
-//!   deadline keeps the cells and loses toolbar buttons instead.
 //! - GTK4 reports window-relative extents; they are passed on as GTK4 gives
 //!   them, as pyatspi does. In practice only the frame carries extents:
 //!   GTK 4.8 (Debian 12's gnome-calculator) sets no SHOWING state on its

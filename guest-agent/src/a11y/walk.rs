@@ -203,7 +203,7 @@ impl<'a> Walker<'a> {
         let app_list = apps.clone();
 
         let mut arena: Vec<Slot> = vec![Slot::default()];
-        let mut queue = Queue::default();
+        let mut queue: VecDeque<Job> = VecDeque::new();
         for (dest, path) in apps {
             if path.as_str() == NULL_PATH {
                 continue;
@@ -211,7 +211,7 @@ impl<'a> Walker<'a> {
             let slot = arena.len();
             arena.push(Slot::default());
             arena[0].children.push(slot);
-            queue.push(Job {
+            queue.push_back(Job {
                 slot,
                 dest,
                 path,
@@ -323,7 +323,7 @@ impl<'a> Walker<'a> {
                         let slot = arena.len();
                         arena.push(Slot::default());
                         arena[job.slot].children.push(slot);
-                        queue.push(Job {
+                        queue.push_back(Job {
                             slot,
                             dest,
                             path,
@@ -779,39 +779,6 @@ impl<'a> Walker<'a> {
             Err(CallError::Failed(e)) if is_object_error(&e) => Ok(None),
             Err(e) => Err(e),
         }
-    }
-}
-
-/// The objects still to fetch: LibreOffice Calc's sheet (OSWorld's Calc
-/// flag: the table and its cells) before the rest, so that a walk cut by
-/// its deadline (a large Calc under TCG) holds the cells an agent works on
-/// rather than more toolbar buttons. The tree's order is the arena's, not
-/// this one's.
-#[derive(Default)]
-struct Queue {
-    first: VecDeque<Job>,
-    rest: VecDeque<Job>,
-}
-
-impl Queue {
-    fn push(&mut self, job: Job) {
-        if job.flag == Flag::Calc {
-            self.first.push_back(job);
-        } else {
-            self.rest.push_back(job);
-        }
-    }
-
-    fn front(&self) -> Option<&Job> {
-        self.first.front().or_else(|| self.rest.front())
-    }
-
-    fn pop_front(&mut self) -> Option<Job> {
-        self.first.pop_front().or_else(|| self.rest.pop_front())
-    }
-
-    fn is_empty(&self) -> bool {
-        self.first.is_empty() && self.rest.is_empty()
     }
 }
 
