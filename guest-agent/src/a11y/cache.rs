@@ -43,6 +43,10 @@
 //!   [`MAX_PENDING`] events arrived since the last walk, or when the event
 //!   stream failed.
 //!
+//! The first walk that may use the cache sets it up (`A11y::walk`), so an
+//! agent that is never asked for a tree (screenshot-only episodes, health
+//! probes) registers for nothing and applications send no events.
+//!
 //! A walk takes the events that arrived before it started; one arriving
 //! during the walk marks its object for the next one.
 

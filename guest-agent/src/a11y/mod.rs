@@ -130,8 +130,11 @@ pub struct Walk {
 #[derive(Clone, Debug)]
 pub struct A11y {
     bus: dbus::Bus,
-    /// None when the registry would not send events: every walk is fresh.
-    cache: Option<cache::Cache>,
+    /// Set up by the first walk that may use it (registering for events
+    /// makes every application send them, so a connection that only
+    /// probes, as `/v1/health` does, registers nothing); None inside when
+    /// the registry would not send events: every walk is fresh.
+    cache: std::sync::Arc<tokio::sync::OnceCell<Option<cache::Cache>>>,
 }
 
 impl A11y {
@@ -195,9 +198,10 @@ impl A11y {
             .build()
             .await
             .map_err(A11yError::Connect)?;
-        let bus = dbus::Bus { conn };
-        let cache = cache::Cache::listen(&bus, Duration::from_secs(2)).await;
-        Ok(A11y { bus, cache })
+        Ok(A11y {
+            bus: dbus::Bus { conn },
+            cache: Default::default(),
+        })
     }
 
     /// The number of applications the registry lists.
@@ -228,15 +232,25 @@ impl A11y {
     /// Walks every application (or those `opts.app` names).
     pub async fn walk(&self, opts: &A11yOptions) -> Result<Walk, A11yError> {
         let start = Instant::now();
+        let cache = if opts.cache && opts.app.is_none() {
+            // Listening starts before the first walk reads anything, so no
+            // change after it is missed.
+            self.cache
+                .get_or_init(|| cache::Cache::listen(&self.bus, Duration::from_secs(2)))
+                .await
+                .as_ref()
+        } else {
+            self.cache.get().and_then(Option::as_ref)
+        };
         walk::Walker::new(&self.bus, opts, start)
-            .with_cache(self.cache.as_ref())
+            .with_cache(cache)
             .run(start)
             .await
     }
 
-    /// The tree cache, when events reach it.
+    /// The tree cache, once a walk has set it up and when events reach it.
     pub fn cache(&self) -> Option<&cache::Cache> {
-        self.cache.as_ref()
+        self.cache.get().and_then(Option::as_ref)
     }
 }
 
