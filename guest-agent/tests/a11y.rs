@@ -26,20 +26,11 @@ const DEMO: &str = "gtk3-demo";
 #[ignore = "needs a desktop (Xvfb, AT-SPI): scripts/test.sh runs it with --include-ignored"]
 fn a11y_walk_on_a_real_desktop() {
     let desktop = Desktop::start();
-    let session = desktop
-        .env
-        .iter()
-        .find(|(k, _)| k == "DBUS_SESSION_BUS_ADDRESS")
-        .map(|(_, v)| v.clone())
-        .expect("the desktop exports DBUS_SESSION_BUS_ADDRESS");
+    let session = common::session_bus(&desktop);
     desktop.spawn(&[FACTORY]);
     let window = desktop.wait_window(FACTORY, Duration::from_secs(30));
 
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     rt.block_on(async {
         let a11y = A11y::connect_session(&session, Duration::from_secs(10))
             .await

@@ -23,22 +23,13 @@ const FACTORY: &str = "gtk3-widget-factory";
 #[ignore = "needs a desktop (Xvfb, AT-SPI): scripts/test.sh runs it with --include-ignored"]
 fn the_cached_tree_equals_a_fresh_walk_after_edits() {
     let desktop = Desktop::start();
-    let session = desktop
-        .env
-        .iter()
-        .find(|(k, _)| k == "DBUS_SESSION_BUS_ADDRESS")
-        .map(|(_, v)| v.clone())
-        .expect("the desktop exports DBUS_SESSION_BUS_ADDRESS");
+    let session = common::session_bus(&desktop);
     let factory_pid = desktop.spawn(&[FACTORY]);
     let factory = desktop.wait_window(FACTORY, Duration::from_secs(30));
     let mousepad_pid = desktop.spawn(&["mousepad", "--disable-server"]);
     let mousepad = desktop.wait_window("Mousepad", Duration::from_secs(30));
 
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = common::runtime();
     rt.block_on(async {
         let a11y = A11y::connect_session(&session, Duration::from_secs(10))
             .await

@@ -274,3 +274,22 @@ pub const FRUIT_FODS: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <table:table-row><table:table-cell office:value-type="string"><text:p>a "quoted" &amp; &lt;tag&gt;</text:p></table:table-cell><table:table-cell office:value-type="float" office:value="1"><text:p>1</text:p></table:table-cell><table:table-cell office:value-type="float" office:value="2"><text:p>2</text:p></table:table-cell></table:table-row>
 </table:table></office:spreadsheet></office:body></office:document>
 "#;
+
+/// The desktop's session bus address (`DBUS_SESSION_BUS_ADDRESS`).
+pub fn session_bus(desktop: &Desktop) -> String {
+    desktop
+        .env
+        .iter()
+        .find(|(k, _)| k == "DBUS_SESSION_BUS_ADDRESS")
+        .map(|(_, v)| v.clone())
+        .expect("the desktop exports DBUS_SESSION_BUS_ADDRESS")
+}
+
+/// A two-thread tokio runtime for the async a11y API.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
