@@ -161,7 +161,10 @@ fi
 section "real-VM tests (vm, episodes, faults, serve)"
 vm_tests=()
 for t in "${vm_test_binaries[@]}"; do vm_tests+=(--test "$t"); done
-cargo test -p deskenv-controller "${vm_tests[@]}" -- --include-ignored --test-threads=1
+# CI: five restores from the RAM file in host_display; --full: twenty.
+restores=5
+if ((full)); then restores=20; fi
+DESKENV_TEST_RESTORES=$restores cargo test -p deskenv-controller "${vm_tests[@]}" -- --include-ignored --test-threads=1
 cargo test -p deskenv-controller --test serve -- --include-ignored --test-threads=1 --exact "$vm_serve_test"
 
 section "the ds suite on the real VM: oracles on seed 2"
