@@ -233,10 +233,10 @@ async fn run_one(step: &Setup, ctx: &StepContext<'_>) -> Result<(), StepFail> {
 }
 
 /// The pause after the `tries`-th try of an `until` that did not hold:
-/// 0.3 s, growing by half each time, at most 3 s. Each try is a process
-/// in the guest, and under TCG a poll every 0.3 s starves what the setup
-/// waits for: Chromium's first page never loaded in 200 s under one,
-/// and loaded in 22 s without.
+/// 0.3 s, growing by half each time, at most 3 s: each try is a process
+/// in the guest, which costs CPU under TCG while the application waited
+/// for starts. (Chromium's first page never loading was not the rate: it
+/// was what the poll ran, `xdotool search`; the tasks poll `wmctrl -l`.)
 fn until_pause(tries: u32) -> Duration {
     let ms = 300.0 * 1.5f64.powi(tries.saturating_sub(1).min(10) as i32);
     Duration::from_millis(ms.min(3000.0) as u64)
