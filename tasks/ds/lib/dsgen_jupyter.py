@@ -202,7 +202,8 @@ def setup(generator: str, args: Sequence[str] = (), name: str = "analysis.ipynb"
         {"type": "launch", "parameters": {"command": ["python3", CTL_VM, "serve"]}},
         ex(["python3", CTL_VM, "ready"], until={"returncode": 0}),
         {"type": "launch", "parameters": {"command": ["python3", CTL_VM, "open", name]}},
-        ex(["xdotool", "search", "--onlyvisible", "--name", "^" + title + "$"], until={"returncode": 0}),
+        # wmctrl, not `xdotool search`: polling xdotool search keeps Chromium from loading its first page under TCG
+        ex(f"wmctrl -l | grep -q ' {title}$'", shell=True, until={"returncode": 0}),
         ex(["python3", CTL_VM, "idle", name], until={"returncode": 0}),
         {"type": "activate_window", "parameters": {"window_name": title, "strict": True}},
         ex(f"test \"$(xdotool getactivewindow getwindowname)\" = '{title}'", shell=True, until={"returncode": 0}),
