@@ -14,7 +14,9 @@
 //! (case, spaces, `-`, `_`).
 //!
 //! Metrics: `accuracy`, `f1` (binary, positive label `1`), `f1_macro` (over
-//! the labels of truth and predictions, as scikit-learn), `auc` (the
+//! the labels of truth and predictions, as scikit-learn), `recall` (of the
+//! positive label `1`), `balanced_accuracy` (the mean recall of the true
+//! classes), `auc` (the
 //! prediction is a score; ROC AUC by the rank statistic, ties averaged;
 //! labels must be 0/1), `rmse`, `mae`, `r2` (1 for a perfect fit of a
 //! constant truth, else 0 there, as scikit-learn). `rmse`/`mae` pass at or
@@ -39,6 +41,8 @@ enum Metric {
     Accuracy,
     F1,
     F1Macro,
+    Recall,
+    BalancedAccuracy,
     Auc,
     Rmse,
     Mae,
@@ -51,6 +55,8 @@ impl Metric {
             "accuracy" => Metric::Accuracy,
             "f1" => Metric::F1,
             "f1_macro" => Metric::F1Macro,
+            "recall" => Metric::Recall,
+            "balanced_accuracy" => Metric::BalancedAccuracy,
             "auc" => Metric::Auc,
             "rmse" => Metric::Rmse,
             "mae" => Metric::Mae,
@@ -64,6 +70,8 @@ impl Metric {
             Metric::Accuracy => "accuracy",
             Metric::F1 => "f1",
             Metric::F1Macro => "f1_macro",
+            Metric::Recall => "recall",
+            Metric::BalancedAccuracy => "balanced_accuracy",
             Metric::Auc => "auc",
             Metric::Rmse => "rmse",
             Metric::Mae => "mae",
@@ -133,13 +141,17 @@ fn truth(expected: &Artifact) -> Result<Truth, EvalError> {
     let metric = match v.get("metric") {
         None | Some(Value::Null) => Metric::Accuracy,
         Some(Value::String(s)) => Metric::parse(s).ok_or_else(|| {
-            bad_expected(M, "metric", "accuracy, f1, f1_macro, auc, rmse, mae or r2")
+            bad_expected(
+                M,
+                "metric",
+                "accuracy, f1, f1_macro, recall, balanced_accuracy, auc, rmse, mae or r2",
+            )
         })?,
         Some(_) => {
             return Err(bad_expected(
                 M,
                 "metric",
-                "accuracy, f1, f1_macro, auc, rmse, mae or r2",
+                "accuracy, f1, f1_macro, recall, balanced_accuracy, auc, rmse, mae or r2",
             ))
         }
     };
@@ -281,6 +293,8 @@ pub(crate) fn ds_predictions(
         match t.metric {
             Metric::Accuracy => accuracy(&ys, &ps),
             Metric::F1 => f1_for(&ys, &ps, "1"),
+            Metric::Recall => recall_for(&ys, &ps, "1").unwrap_or(0.0),
+            Metric::BalancedAccuracy => balanced_accuracy(&ys, &ps),
             _ => f1_macro(&ys, &ps),
         }
     };
@@ -328,6 +342,26 @@ fn f1_for(ys: &[String], ps: &[String], positive: &str) -> f64 {
     } else {
         (2 * tp) as f64 / d as f64
     }
+}
+
+/// Recall of one class: `tp / (tp + fn)`; `None` when the truth has none
+/// of it.
+fn recall_for(ys: &[String], ps: &[String], positive: &str) -> Option<f64> {
+    let of: Vec<bool> = ys
+        .iter()
+        .zip(ps)
+        .filter(|(y, _)| *y == positive)
+        .map(|(_, p)| p == positive)
+        .collect();
+    (!of.is_empty()).then(|| of.iter().filter(|&&hit| hit).count() as f64 / of.len() as f64)
+}
+
+/// The mean of each true class's recall (scikit-learn's
+/// `balanced_accuracy_score`).
+fn balanced_accuracy(ys: &[String], ps: &[String]) -> f64 {
+    let labels: BTreeSet<&String> = ys.iter().collect();
+    let sum: f64 = labels.iter().filter_map(|l| recall_for(ys, ps, l)).sum();
+    sum / labels.len() as f64
 }
 
 fn f1_macro(ys: &[String], ps: &[String]) -> f64 {
@@ -424,6 +458,10 @@ mod tests {
         // class 0: tp 1, fp 1, fn 1 -> 0.5
         assert!((f1_macro(&y, &p) - (2.0 / 3.0 + 0.5) / 2.0).abs() < 1e-12);
         assert_eq!(f1_for(&s(&["0"]), &s(&["0"]), "1"), 0.0);
+        // recall_score: tp 2 of 3 positives; balanced: (2/3 + 1/2) / 2
+        assert!((recall_for(&y, &p, "1").unwrap() - 2.0 / 3.0).abs() < 1e-12);
+        assert!((balanced_accuracy(&y, &p) - (2.0 / 3.0 + 0.5) / 2.0).abs() < 1e-12);
+        assert_eq!(recall_for(&s(&["0"]), &s(&["1"]), "1"), None);
     }
 
     #[test]
