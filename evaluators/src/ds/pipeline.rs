@@ -1149,6 +1149,43 @@ for model in [A(), B()]:
     }
 
     #[test]
+    fn each_mode_is_present_absent_or_not_applicable() {
+        let code = r#"
+import pandas as pd
+df = pd.read_csv("c.csv")
+X = df.drop(columns=["id"])
+y = df["churned"]
+X_train, X_test, y_train, y_test = train_test_split(X, y)
+m = RandomForestClassifier().fit(X_train, y_train)
+print(accuracy_score(y_test, m.predict(X_test)))
+"#;
+        let s = check(code, serde_json::json!({"imbalanced": true}));
+        assert_eq!(s.score, 0.0);
+        assert!(
+            s.detail.starts_with(
+                "FM15 accuracy the only metric on imbalanced data: accuracy_score at the code line 8; \
+                 TF05 a column not available at prediction time among the features: churned in RandomForestClassifier.fit at the code line 7 | \
+                 absent: FM04, FM06, FM08, FM09, FM13"
+            ),
+            "{}",
+            s.detail
+        );
+        let fixed = code
+            .replace(r#"["id"]"#, r#"["id", "churned"]"#)
+            .replace("print(accuracy_score", "print(f1_score");
+        let s = check(&fixed, serde_json::json!({"imbalanced": true}));
+        assert_eq!(s.score, 1.0, "{}", s.detail);
+        let s = check(
+            &fixed,
+            serde_json::json!({"modes": ["FM05", "FM15", "TF05"]}),
+        );
+        assert_eq!(
+            s.detail,
+            "absent: TF05; not applicable: FM05 (not marked temporal), FM15 (not marked imbalanced) in 1 source(s)"
+        );
+    }
+
+    #[test]
     fn a_notebook_is_read_cell_by_cell_without_its_magics() {
         let dir = tempfile::tempdir().unwrap();
         let nb = serde_json::json!({"cells": [
