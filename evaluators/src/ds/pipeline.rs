@@ -1006,27 +1006,25 @@ pub(crate) fn pipeline_checks(result: &Artifact, options: &Options) -> Result<Sc
     // Each mode checked: present (named above), absent, or not applicable.
     let present: BTreeSet<&str> = found.iter().filter_map(|f| f.get(..4)).collect();
     let mut absent = vec![];
+    // Why a mode does not apply, if it does not.
+    let why_not = |m: &str| match m {
+        "FM05" if !temporal => Some("not marked temporal"),
+        "FM15" if !imbalanced => Some("not marked imbalanced"),
+        "FM15" if walk.accuracy_at.is_none() && !walk.other_metric => Some("nothing evaluated"),
+        "FM04" | "FM05" | "FM08" | "FM09" | "FM13" if walk.split.is_none() => {
+            Some("no train_test_split")
+        }
+        "TF05" if !walk.model_inputs.iter().any(|i| i.2.is_some()) => {
+            Some("no model input whose columns are known")
+        }
+        _ => None,
+    };
     let mut not_applicable = vec![];
     for m in &modes {
-        match m.as_str() {
-            "FM05" if !temporal => not_applicable.push("FM05 (not marked temporal)"),
-            "FM15" if !imbalanced => not_applicable.push("FM15 (not marked imbalanced)"),
-            "FM15" if walk.accuracy_at.is_none() && !walk.other_metric => {
-                not_applicable.push("FM15 (nothing evaluated)")
-            }
-            "FM04" | "FM05" | "FM08" | "FM09" | "FM13" if walk.split.is_none() => not_applicable
-                .push(match m.as_str() {
-                    "FM04" => "FM04 (no train_test_split)",
-                    "FM05" => "FM05 (no train_test_split)",
-                    "FM08" => "FM08 (no train_test_split)",
-                    "FM09" => "FM09 (no train_test_split)",
-                    _ => "FM13 (no train_test_split)",
-                }),
-            "TF05" if !walk.model_inputs.iter().any(|i| i.2.is_some()) => {
-                not_applicable.push("TF05 (no model input whose columns are known)")
-            }
-            m if !present.contains(m) => absent.push(m),
-            _ => {}
+        match why_not(m) {
+            Some(why) => not_applicable.push(format!("{m} ({why})")),
+            None if !present.contains(m.as_str()) => absent.push(m.as_str()),
+            None => {}
         }
     }
     let mut rest = vec![];
